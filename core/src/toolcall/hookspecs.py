@@ -1,0 +1,63 @@
+"""The hooks a ``toolcall`` plugin implements (pluggy project name ``toolcall``).
+
+A plugin is a module (or any object) named by an entry point of the group
+``toolcall``; the entry name is a parser name the distribution claims::
+
+    [project.entry-points.toolcall]
+    my_format = "my_package.plugin"
+
+and ``my_package/plugin.py`` implements one or both hooks::
+
+    from toolcall import hookimpl
+
+    @hookimpl
+    def toolcall_parsers():
+        return [MyParser]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
+
+import pluggy
+
+if TYPE_CHECKING:
+    from toolcall.parser import Parser
+
+__all__ = [
+    "PROJECT",
+    "Subparsers",
+    "hookimpl",
+    "hookspec",
+    "toolcall_add_commands",
+    "toolcall_parsers",
+]
+
+#: The pluggy project name, which is also the entry-point group.
+PROJECT = "toolcall"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+@hookspec
+def toolcall_parsers() -> Sequence[type[Parser]]:  # type: ignore[empty-body]
+    """Return the parser classes this plugin provides.
+
+    Each class is a :class:`toolcall.Parser` subclass whose ``name`` is the
+    ``--tool-call-parser`` name; declare every such name as an entry-point name
+    of the ``toolcall`` group, so that vLLM sees it without importing the plugin.
+    """
+
+
+@hookspec
+def toolcall_add_commands(subparsers: Subparsers) -> None:
+    """Add subcommands to the ``toolcall`` command.
+
+    Each subcommand sets ``func`` to a callable taking the parsed
+    ``argparse.Namespace`` and returning the exit code, via ``set_defaults``.
+    """

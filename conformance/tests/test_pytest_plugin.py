@@ -1,0 +1,140 @@
+"""The pytest plugin, through its ``pytest11`` entry point, in a separate pytest process
+(``pytester.runpytest_subprocess``): a third party's suite is just a subclass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
+from kit_helpers import text_case
+
+pytest_plugins = ("pytester",)
+
+CALL = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+STREAM_CHECKS = ("stream-recorded", "stream-token", "stream-char", "stream-random")
+
+
+@pytest.fixture
+def cases(pytester: pytest.Pytester) -> Path:
+    directory = pytester.path / "cases"
+    directory.mkdir()
+    text_case(
+        directory,
+        "call",
+        ['Hi.<call name="get_weather">', '{"city": "Paris"}</call>'],
+        {"content": "Hi.", "tool_calls": CALL},
+    )
+    text_case(directory, "plain", ["Just ", "text."], {"content": "Just text.", "tool_calls": []})
+    return directory
+
+
+def test_a_subclass_gets_one_test_per_case_and_check(
+    pytester: pytest.Pytester, cases: Path
+) -> None:
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+
+        class TestConformance(ConformanceSuite):
+            parser = "example_tags"
+            case_dirs = ("cases",)
+        """
+    )
+    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=10)
+    for case in ("example_tags/text/call", "example_tags/text/plain"):
+        for check in ("parse", *STREAM_CHECKS):
+            result.stdout.fnmatch_lines(
+                [f"*TestConformance::test_conformance[[]{case}-{check}[]] PASSED*"]
+            )
+
+
+def test_a_failure_names_the_case_the_check_and_the_first_difference(
+    pytester: pytest.Pytester, cases: Path
+) -> None:
+    # A parser class (not a registered name) with a defect: it loses content after a call.
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall import Delta
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+        from toolcall_example_tags import ExampleTagsParser
+
+        class Lossy(ExampleTagsParser):
+            name = "lossy"
+            corpus = "example_tags"
+
+            def parse(self, text):
+                parsed = super().parse(text)
+                return type(parsed)(content=None, tool_calls=parsed.tool_calls,
+                                    events=parsed.events, framing=parsed.framing)
+
+        class TestLossy(ConformanceSuite):
+            parser = Lossy
+            case_dirs = ("cases",)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    # parse() is wrong for both cases, and every stream check compares the stream with
+    # parse() (delta contract clause 1).
+    result.assert_outcomes(failed=10)
+    result.stdout.fnmatch_lines(
+        [
+            "*example_tags/text/call [[]lossy[]] parse FAILED: parse() differs from expected: "
+            "content: first difference at character 0: expected 'Hi.', got ''*",
+            "*example_tags/text/call [[]lossy[]] stream-char FAILED: delta contract "
+            "§4.1 chunking invariance: content differs from the one-shot parse*",
+        ]
+    )
+
+
+def test_grammar_checks_can_be_left_out(pytester: pytest.Pytester) -> None:
+    from kit_helpers import qwen_case
+
+    directory = pytester.path / "cases"
+    directory.mkdir()
+    qwen_case(
+        directory,
+        "graded",
+        '<call name="get_weather">{"city": "Paris"}</call>',
+        {"content": None, "tool_calls": CALL, "grammar": "accept"},
+    )
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+
+        class TestConformance(ConformanceSuite):
+            parser = "example_tags"
+            case_dirs = ("cases",)
+        """
+    )
+    collected = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+    collected.stdout.fnmatch_lines(["*example_tags/qwen2.5/graded-grammar*"])
+    without = pytester.runpytest_subprocess(
+        "--collect-only", "-q", "--toolcall-no-grammar", "-p", "no:cacheprovider"
+    )
+    assert "graded-grammar" not in without.stdout.str()
+    without.stdout.fnmatch_lines(["*5 tests collected*"])
+
+
+def test_a_suite_without_a_parser_or_cases_fails_loudly(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+
+        class TestNoParser(ConformanceSuite):
+            pass
+
+        class TestNoCases(ConformanceSuite):
+            parser = "example_tags"
+            include_shipped = False
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestNoParser.parser: not set: name the parser under test*",
+            "*no cases for parser 'example_tags': set case_dirs on TestNoCases*",
+        ]
+    )

@@ -1,0 +1,194 @@
+"""``toolcall conformance``: exit codes, the table, the ``--json`` shape, case selection.
+
+Runs through the real ``toolcall`` command and the real registry, with the example
+``example_tags`` parser installed (conformance/examples/toolcall-example-tags).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pytest
+import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
+from kit_helpers import text_case
+
+from toolcall.cli import main
+from toolcall.registry import Registry
+from toolcall_conformance import scorecard
+from toolcall_conformance.checks import CheckResult
+
+CALL = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+
+
+@pytest.fixture
+def good_cases(tmp_path: Path) -> Path:
+    directory = tmp_path / "good"
+    directory.mkdir()
+    text_case(
+        directory,
+        "call",
+        ['Hi.<call name="get_weather">', '{"city": "Paris"}</call>'],
+        {"content": "Hi.", "tool_calls": CALL},
+    )
+    text_case(directory, "plain", ["Just ", "text."], {"content": "Just text.", "tool_calls": []})
+    return directory
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    status = main(["conformance", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_all_passed_exits_0_and_prints_the_table(
+    good_cases: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(["-p", "example_tags", "--cases", str(good_cases), "--no-grammar"], capsys)
+    assert status == 0, out
+    assert "toolcall conformance" in out
+    for check in ("parse", "stream-recorded", "stream-token", "stream-char", "stream-random"):
+        assert check in out
+    assert "10 of 10 checks passed" in out
+    assert "Failures" not in out
+
+
+def test_a_failure_exits_1_and_is_listed(
+    good_cases: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A deliberately wrong expectation: the parse keeps "Hi." as content.
+    text_case(
+        good_cases,
+        "wrong",
+        ['Hi.<call name="get_weather">{"city": "Paris"}</call>'],
+        {"content": "Hello.", "tool_calls": CALL},
+    )
+    status, out, _ = run(["-p", "example_tags", "--cases", str(good_cases), "--no-grammar"], capsys)
+    assert status == 1
+    assert "Failures" in out
+    assert (
+        "example_tags/text/wrong [example_tags] parse FAILED: "
+        "parse() differs from expected: content" in out
+    )
+
+
+def test_json_output_shape(good_cases: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        ["-p", "example_tags", "--cases", str(good_cases), "--json", "--no-grammar"], capsys
+    )
+    assert status == 0
+    data = json.loads(out)
+    assert set(data) == {"results", "summary"}
+    assert len(data["results"]) == 10
+    for result in data["results"]:
+        assert set(result) == {"case", "parser", "check", "passed", "detail"}
+        assert result["parser"] == "example_tags"
+        assert result["passed"] is True
+    assert {r["case"] for r in data["results"]} == {
+        "example_tags/text/call",
+        "example_tags/text/plain",
+    }
+    summary = data["summary"]
+    assert (summary["passed"], summary["failed"], summary["total"], summary["cases"]) == (
+        10,
+        0,
+        10,
+        2,
+    )
+    assert summary["by_parser"]["example_tags"]["stream-char"] == {
+        "passed": 2,
+        "failed": 0,
+        "total": 2,
+    }
+
+
+def test_a_broken_case_file_is_a_failure(
+    good_cases: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (good_cases / "broken.json").write_text('{"schema": "toolcall-case/1"', encoding="utf-8")
+    status, out, _ = run(
+        ["-p", "example_tags", "--cases", str(good_cases), "--json", "--no-grammar"], capsys
+    )
+    assert status == 1
+    loads = [r for r in json.loads(out)["results"] if r["check"] == "load"]
+    assert len(loads) == 1
+    assert loads[0]["case"].endswith("broken.json")
+    assert loads[0]["detail"].startswith("$: not JSON")
+
+
+def test_usage_errors_exit_2(
+    good_cases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = run(["-p", "no_such_parser", "--cases", str(good_cases)], capsys)
+    assert status == 2
+    assert "unknown parser 'no_such_parser'" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    status, _, err = run(["-p", "example_tags", "--cases", str(empty)], capsys)
+    assert status == 2
+    assert "no cases for parser 'example_tags'" in err
+    status, _, err = run(["-p", "example_tags", "--cases", str(tmp_path / "missing")], capsys)
+    assert status == 2
+    assert "no such file or directory" in err
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is not None,
+    reason="vLLM is installed here, so --against-vllm cannot fail for want of it",
+)
+def test_against_vllm_without_vllm_is_a_clear_error(
+    good_cases: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = run(
+        ["-p", "example_tags", "--cases", str(good_cases), "--against-vllm"], capsys
+    )
+    assert status == 2
+    assert out == ""
+    assert "--against-vllm needs vLLM 0.33 importable in this environment" in err
+
+
+def test_without_p_every_installed_parser_with_cases_is_checked(
+    good_cases: Path, tmp_path: Path
+) -> None:
+    stray = tmp_path / "stray"
+    stray.mkdir()
+    text_case(stray, "orphan", ["x"], {"content": "x", "tool_calls": []}, parser="not_installed")
+    registry = Registry.load()
+    targets, failures = scorecard.select_targets(registry, (), [good_cases, stray])
+    names = [target.name for target in targets]
+    assert "example_tags" in names
+    assert set(names) <= set(registry.names())
+    assert all(target.cases for target in targets)
+    (example,) = (target for target in targets if target.name == "example_tags")
+    assert {case.id for case in example.cases} >= {
+        "example_tags/text/call",
+        "example_tags/text/plain",
+    }
+    (orphan,) = [failure for failure in failures if failure.parser == "not_installed"]
+    assert (orphan.case, orphan.check, orphan.passed) == (
+        "not_installed/text/orphan",
+        "load",
+        False,
+    )
+    assert "targets parser 'not_installed', which is not installed" in orphan.detail
+
+
+def test_the_vllm_column_sits_beside_ours() -> None:
+    ours = [
+        CheckResult("hermes/x/a", "hermes", "parse", True),
+        CheckResult("hermes/x/b", "hermes", "parse", True),
+    ]
+    theirs = [
+        CheckResult("hermes/x/a", "vllm:hermes", "parse", True),
+        CheckResult("hermes/x/b", "vllm:hermes", "parse", False, "content: ..."),
+    ]
+    out = io.StringIO()
+    scorecard.render(ours, theirs, out=out)
+    text = out.getvalue()
+    assert "vLLM built-in" in text
+    (row,) = [line for line in text.splitlines() if line.startswith("│ hermes")]
+    assert "1 / 2" in row
+    assert "2 of 2 checks passed" in text
+    assert "hermes/x/b [vllm:hermes] parse FAILED: content: ..." in text

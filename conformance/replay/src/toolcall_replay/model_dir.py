@@ -1,0 +1,224 @@
+"""Model directories without weights, for ``vllm serve DIR`` with the replay engine.
+
+vLLM's front end needs a config of an architecture it registers, a generation config (its eos list
+becomes the request's eos and stop ids) and the tokenizer with a chat template. It never looks for
+weights, because the replay engine has no executor. The tokenizer is the real one
+(``toolcall_conformance.tokenizers``), built offline; the config has the real vocabulary size and
+tiny layer sizes.
+
+``build_model_dir("qwen2.5", dest)`` (hermes) and ``build_model_dir("glm4.5", dest)`` (glm45/glm47)
+build once and are reused while the inputs are unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from toolcall_conformance.tokenizers import get_tokenizer
+
+BUILDER_VERSION = 1
+_STAMP_FILE = "toolcall-replay.json"
+
+# transformers 5 warns about a bogus "incorrect regex pattern" for local directories whose
+# config carries no transformers_version (or one from 5.x).
+_TRANSFORMERS_VERSION = "4.43.1"
+
+
+@dataclass(frozen=True)
+class ModelFamily:
+    name: str
+    tokenizer: str  # a toolcall_conformance.tokenizers name
+    template: str  # file in toolcall_replay/templates
+    config: Mapping[str, Any]
+    eos_token_ids: tuple[int, ...]  # generation_config.json; the first is the primary eos
+
+
+FAMILIES: dict[str, ModelFamily] = {
+    "qwen2.5": ModelFamily(
+        name="qwen2.5",
+        tokenizer="qwen2.5",
+        template="qwen2.5.jinja",
+        config={
+            "architectures": ["Qwen2ForCausalLM"],
+            "model_type": "qwen2",
+            "vocab_size": 151936,  # Qwen2.5-7B-Instruct
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 32768,
+            "max_window_layers": 1,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 1000000.0,
+            "sliding_window": None,
+            "use_sliding_window": False,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 151643,
+            "eos_token_id": 151645,
+        },
+        eos_token_ids=(151645, 151643),
+    ),
+    "glm4.5": ModelFamily(
+        name="glm4.5",
+        tokenizer="glm4.5",
+        template="glm4.5.jinja",
+        config={
+            "architectures": ["Glm4MoeForCausalLM"],  # GLM-4.5 / 4.5-Air / 4.6 / 4.7
+            "model_type": "glm4_moe",
+            "vocab_size": 151552,
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "moe_intermediate_size": 32,
+            "num_hidden_layers": 1,
+            "first_k_dense_replace": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 16,
+            "partial_rotary_factor": 0.5,
+            "n_routed_experts": 4,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 2,
+            "n_group": 1,
+            "topk_group": 1,
+            "norm_topk_prob": True,
+            "routed_scaling_factor": 1.0,
+            "num_nextn_predict_layers": 0,
+            "use_qk_norm": False,
+            "attention_bias": True,
+            "max_position_embeddings": 131072,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "pad_token_id": 151329,
+            "eos_token_id": [151329, 151336, 151338],
+        },
+        eos_token_ids=(151329, 151336, 151338),
+    ),
+}
+
+
+class ModelDirError(RuntimeError):
+    pass
+
+
+def template_text(family: str) -> str:
+    return (resources.files("toolcall_replay") / "templates" / _family(family).template).read_text(
+        encoding="utf-8"
+    )
+
+
+def _family(name: str) -> ModelFamily:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        known = ", ".join(sorted(FAMILIES))
+        raise ModelDirError(f"no replay model family {name!r} (known: {known})") from None
+
+
+def default_model_root() -> Path:
+    env = os.environ.get("TOOLCALL_CACHE")
+    root = Path(env).expanduser() if env else Path.home() / ".cache" / "toolcall"
+    return root / "replay-models"
+
+
+def _tokenizer_json(fam: ModelFamily, tokenizer: Any) -> Path:
+    path: Path | None = tokenizer.tokenizer_json_path
+    if path is None:
+        raise ModelDirError(f"tokenizer {fam.tokenizer!r} has no tokenizer.json")
+    return path
+
+
+def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
+    """Every file of the directory except tokenizer.json (copied), as text."""
+    json_path = _tokenizer_json(fam, tokenizer)
+    source_config = json.loads((json_path.parent / "tokenizer_config.json").read_text("utf-8"))
+    source_config.pop("toolcall_build", None)
+    tokenizer_config = {
+        **source_config,
+        "model_max_length": fam.config["max_position_embeddings"],
+        "clean_up_tokenization_spaces": False,
+        "chat_template": template_text(fam.name),
+    }
+    vocab = tokenizer.special_tokens
+    eos_text = tokenizer_config.get("eos_token")
+    if vocab.get(eos_text) != fam.eos_token_ids[0]:
+        raise ModelDirError(
+            f"{fam.name}: the tokenizer's eos {eos_text!r} is {vocab.get(eos_text)}, "
+            f"but generation_config.json names {fam.eos_token_ids[0]} first"
+        )
+    config = {**fam.config, "transformers_version": _TRANSFORMERS_VERSION}
+    generation = {
+        "eos_token_id": list(fam.eos_token_ids),
+        "transformers_version": _TRANSFORMERS_VERSION,
+    }
+    return {
+        "config.json": json.dumps(config, indent=2),
+        "generation_config.json": json.dumps(generation, indent=2),
+        "tokenizer_config.json": json.dumps(tokenizer_config, indent=2, ensure_ascii=False),
+    }
+
+
+def _digest(files: Mapping[str, str], tokenizer_json: Path) -> str:
+    h = hashlib.sha256(f"builder {BUILDER_VERSION}\n".encode())
+    for name in sorted(files):
+        h.update(name.encode() + b"\0" + files[name].encode() + b"\0")
+    with tokenizer_json.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _stamp(directory: Path) -> str | None:
+    try:
+        return str(json.loads((directory / _STAMP_FILE).read_text("utf-8"))["digest"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def build_model_dir(family: str, dest: Path | None = None) -> Path:
+    """Build (or reuse) the weightless model directory of ``family`` at ``dest``.
+
+    ``dest`` defaults to ``$TOOLCALL_CACHE/replay-models/<family>``. The directory is rebuilt when
+    its inputs (tokenizer, template, configs) change; a finished directory is never half-written.
+    """
+    fam = _family(family)
+    dest = (dest if dest is not None else default_model_root() / fam.name).expanduser()
+    tokenizer = get_tokenizer(fam.tokenizer)
+    files = _files(fam, tokenizer)
+    tokenizer_json = _tokenizer_json(fam, tokenizer)
+    digest = _digest(files, tokenizer_json)
+    if _stamp(dest) == digest:
+        return dest
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        for name, text in files.items():
+            (scratch / name).write_text(text, encoding="utf-8")
+        shutil.copyfile(tokenizer_json, scratch / "tokenizer.json")
+        stamp = {"family": fam.name, "tokenizer": fam.tokenizer, "digest": digest}
+        (scratch / _STAMP_FILE).write_text(json.dumps(stamp, indent=2), encoding="utf-8")
+        if dest.exists():
+            shutil.rmtree(dest)
+        try:
+            os.replace(scratch, dest)
+        except OSError:
+            if _stamp(dest) != digest:  # not another process finishing the same build
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return dest

@@ -1,0 +1,67 @@
+"""The replay refuses to start when a vLLM internal it relies on has moved."""
+
+from __future__ import annotations
+
+import pytest
+from toolcall_replay import plugin
+
+pytestmark = pytest.mark.vllm
+
+
+def test_the_seams_of_vllm_0_33_are_all_there() -> None:
+    from toolcall_replay.seams import check_seams
+
+    check_seams()  # raises SeamError otherwise
+
+
+def test_a_missing_seam_is_named_in_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall_replay.seams import SeamError, check_seams
+    from vllm.v1.engine.core_client import EngineCoreClient
+
+    monkeypatch.delattr(EngineCoreClient, "make_async_mp_client")
+    with pytest.raises(SeamError) as err:
+        check_seams()
+    message = str(err.value)
+    assert "vllm.v1.engine.core_client:EngineCoreClient.make_async_mp_client: missing" in message
+    assert "vllm==0.33.0" in message
+    assert message.count("\n  - ") == 1  # only what moved is listed
+
+
+def test_a_renamed_parameter_is_named_in_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall_replay.seams import SeamError, check_seams
+    from vllm.entrypoints.launchers.api_server import entry
+
+    async def moved(args: object, *, usage_context: object = None) -> None: ...
+
+    monkeypatch.setattr(entry, "build_async_engine_client_from_engine_args", moved)
+    with pytest.raises(SeamError, match="parameters client_config, engine_args are gone"):
+        check_seams()
+
+
+def test_the_plugin_refuses_to_install_when_a_seam_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    from toolcall_replay.seams import SeamError
+    from vllm.entrypoints.launchers.api_server import entry
+
+    original = entry.build_async_engine_client_from_engine_args
+    monkeypatch.setenv(plugin.ENV_SCRIPT, "/nonexistent/script.json")
+    monkeypatch.delattr("vllm.v1.engine.output_processor.RequestOutputCollector.__init__")
+    with pytest.raises(SeamError, match=r"RequestOutputCollector\.__init__"):
+        plugin.register()
+    assert entry.build_async_engine_client_from_engine_args is original  # nothing was patched
+
+
+def test_install_patches_the_launcher_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolcall_replay.engine import build_replay_engine_client
+    from toolcall_replay.seams import install
+    from vllm.entrypoints.launchers.api_server import entry
+
+    monkeypatch.setattr(
+        entry,
+        "build_async_engine_client_from_engine_args",
+        entry.build_async_engine_client_from_engine_args,
+    )  # restored after the test
+    assert install() is True
+    assert entry.build_async_engine_client_from_engine_args is build_replay_engine_client
+    assert install() is False

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from toolcall_replay.model_dir import FAMILIES, ModelDirError, build_model_dir
 
 TOOLS = [

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+
 from toolcall_replay.script import Recording
 
 pytestmark = pytest.mark.vllm

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from toolcall_replay.script import Recording, ReplayScript, ScriptError, ScriptFile
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from toolcall_replay import plugin
 
 pytestmark = pytest.mark.vllm
@@ -15,8 +16,9 @@ def test_the_seams_of_vllm_0_33_are_all_there() -> None:
 
 
 def test_a_missing_seam_is_named_in_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall_replay.seams import SeamError, check_seams
     from vllm.v1.engine.core_client import EngineCoreClient
+
+    from toolcall_replay.seams import SeamError, check_seams
 
     monkeypatch.delattr(EngineCoreClient, "make_async_mp_client")
     with pytest.raises(SeamError) as err:
@@ -28,8 +30,9 @@ def test_a_missing_seam_is_named_in_the_error(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_renamed_parameter_is_named_in_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from toolcall_replay.seams import SeamError, check_seams
     from vllm.entrypoints.launchers.api_server import entry
+
+    from toolcall_replay.seams import SeamError, check_seams
 
     async def moved(args: object, *, usage_context: object = None) -> None: ...
 
@@ -41,8 +44,9 @@ def test_a_renamed_parameter_is_named_in_the_error(monkeypatch: pytest.MonkeyPat
 def test_the_plugin_refuses_to_install_when_a_seam_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
-    from toolcall_replay.seams import SeamError
     from vllm.entrypoints.launchers.api_server import entry
+
+    from toolcall_replay.seams import SeamError
 
     original = entry.build_async_engine_client_from_engine_args
     monkeypatch.setenv(plugin.ENV_SCRIPT, "/nonexistent/script.json")
@@ -53,9 +57,10 @@ def test_the_plugin_refuses_to_install_when_a_seam_is_missing(
 
 
 def test_install_patches_the_launcher_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vllm.entrypoints.launchers.api_server import entry
+
     from toolcall_replay.engine import build_replay_engine_client
     from toolcall_replay.seams import install
-    from vllm.entrypoints.launchers.api_server import entry
 
     monkeypatch.setattr(
         entry,

@@ -79,7 +79,8 @@ def types(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def core(session: nox.Session) -> None:
     """toolcall-core's tests (the vLLM-only ones run in the vllm session)."""
-    session.install(*TEST_DEPS)
+    # hatchling builds a real throwaway plugin wheel; rich draws `toolcall list`'s table.
+    session.install(*TEST_DEPS, "hatchling", "rich")
     _install_local(session, ROOT / "core")
     session.run("pytest", "core/tests", "-m", "not vllm", *session.posargs)
 
@@ -168,9 +169,15 @@ def _import_name(path: Path) -> str:
     return packages[0]
 
 
-@nox.session(python=False)
-def vllm(session: nox.Session) -> None:
-    """End to end inside real vLLM 0.33: fresh wheels of ours in a cached vLLM venv."""
+VLLM_ENV = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+
+
+def _vllm_venv(session: nox.Session) -> Path:
+    """The cached vLLM venv with fresh wheels of our distributions; returns its python.
+
+    The venv is created (vLLM and its ~9.5 GB) once, then reused; our wheels are
+    rebuilt with hatch and reinstalled on every call, so it runs the working tree.
+    """
     venv = CACHE / VLLM.replace("==", "-")
     python = venv / "bin" / "python"
     marker = venv / ".toolcall-ready"
@@ -212,10 +219,56 @@ def vllm(session: nox.Session) -> None:
     session.run(
         str(python), "-m", "pip", "install", "-q", "--find-links", str(dist), *wheels, external=True
     )
-    env = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+    return python
+
+
+@nox.session(python=False)
+def vllm(session: nox.Session) -> None:
+    """End to end inside real vLLM 0.33: fresh wheels of ours in a cached vLLM venv.
+
+    Also the benchmark's smoke run (bench/tests: tiny sizes, no timing asserted).
+    """
+    python = _vllm_venv(session)
+    replay = ROOT / "conformance" / "replay"
     tests = ["core/tests", "conformance/tests", *(f"plugins/{p}/tests" for p in PLUGINS)]
     if replay.exists():
         tests.append(str(replay / "tests"))
+    tests.append("bench/tests")
+    # One pytest per folder: test modules of different packages may share a name
+    # (every plugin has a test_splits.py). Exit code 5 is a folder without vLLM tests.
+    for folder in tests:
+        session.run(
+            str(python),
+            "-m",
+            "pytest",
+            "-m",
+            "vllm",
+            folder,
+            *session.posargs,
+            env=VLLM_ENV,
+            external=True,
+            success_codes=[0, 5],
+        )
+
+
+@nox.session(python=False, default=False)
+def bench(session: nox.Session) -> None:
+    """Our parsers against vLLM's built-ins of the same names (DESIGN §8), in the vLLM venv.
+
+    Writes a JSON under $TOOLCALL_CACHE/bench and the table into each plugin's README;
+    args go to the benchmark (``-- --help``; ``-- --smoke`` for the CI-sized run).
+    """
+    python = _vllm_venv(session)
+    command = " ".join(["nox -s bench", *(["--", *session.posargs] if session.posargs else [])])
     session.run(
-        str(python), "-m", "pytest", "-m", "vllm", *tests, *session.posargs, env=env, external=True
+        str(python),
+        "-m",
+        "toolcall_bench",
+        *session.posargs,
+        env={
+            **VLLM_ENV,
+            "PYTHONPATH": str(ROOT / "bench"),
+            "TOOLCALL_BENCH_COMMAND": command,
+        },
+        external=True,
     )

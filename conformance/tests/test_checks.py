@@ -15,7 +15,6 @@ from typing import Any, ClassVar
 
 import pytest
 from kit_helpers import REQUEST, qwen_case, text_case
-from toolcall_example_tags import ExampleTagsParser
 
 from toolcall import Delta, Event, Parsed, Span, Stream, ToolCall
 from toolcall.strictness import Plan
@@ -33,6 +32,7 @@ from toolcall_conformance.checks import (
 )
 from toolcall_conformance.compare import first_difference, json_difference
 from toolcall_conformance.tokenizers import get_tokenizer
+from toolcall_example_tags import ExampleTagsParser
 
 Transform = Callable[[list[Delta]], list[Delta]]
 

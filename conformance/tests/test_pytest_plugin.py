@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
 from kit_helpers import text_case
+
+import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
 
 pytest_plugins = ("pytester",)
 

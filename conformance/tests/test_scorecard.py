@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
 from kit_helpers import text_case
 
+import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
 from toolcall.cli import main
 from toolcall.registry import Registry
 from toolcall_conformance import scorecard

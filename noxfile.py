@@ -198,7 +198,9 @@ def _vllm_venv(session: nox.Session) -> Path:
     dist = CACHE / "vllm-session-wheels"
     shutil.rmtree(dist, ignore_errors=True)
     replay = ROOT / "conformance" / "replay"
-    for path in [*DISTRIBUTIONS, *([replay] if replay.exists() else [])]:
+    example = ROOT / "conformance" / "examples" / "toolcall-example-tags"
+    extras = [p for p in (replay, example) if p.exists()]
+    for path in [*DISTRIBUTIONS, *extras]:
         with session.chdir(path):
             session.run(
                 str(venv / "bin" / "hatch"), "build", "-t", "wheel", str(dist), external=True

@@ -1,0 +1,3 @@
+from toolcall_bench.run import main
+
+raise SystemExit(main())

@@ -597,6 +597,23 @@ def test_request_without_tools_passes_through(tokenizer: Any) -> None:
     assert not info.tools_called
 
 
+def test_auto_without_tools_passes_through(tokenizer: Any) -> None:
+    """vLLM's Anthropic endpoint sends ``tool_choice: "auto"`` with no tools, and its chat
+    layer then drops every call (``keeps_tool_calls``): a call parsed would lose its text."""
+    request = ChatCompletionRequest(model="test", messages=[{"role": "user", "content": "hi"}])
+    request.tool_choice = "auto"  # as AnthropicServingMessages sets it, after validation
+    info = Adapter(tokenizer).extract_tool_calls(OUTPUT, request)
+    assert (info.tools_called, info.content) == (False, OUTPUT)
+    parser = Adapter(tokenizer)
+    streamed = [
+        parser.extract_tool_calls_streaming("", text, text, [], ids, ids, request)
+        for text, ids in token_steps(tokenizer, OUTPUT)
+    ]
+    assert "".join(m.content for m in streamed if m is not None) == OUTPUT
+    assert all(m is None or not m.tool_calls for m in streamed)
+    assert parser.finish_streaming() is None
+
+
 @pytest.mark.parametrize("enforce", ["1", "0"])
 @pytest.mark.parametrize("choice", ["auto", "required", NAMED])
 def test_calls_are_read_from_our_format_for_every_choice(

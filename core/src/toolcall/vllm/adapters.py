@@ -10,11 +10,14 @@ Processes that never look a tool parser up (engine core, workers) pay nothing.
 from __future__ import annotations
 
 import functools
+import logging
 
 from toolcall.registry import Registry
 from toolcall.vllm.adapter import ADAPTER_PREFIX, ToolcallToolParser, adapter_for
 
 __all__ = ["adapter_class", "attribute_name", "registry"]
+
+logger = logging.getLogger("toolcall")
 
 
 def attribute_name(parser_name: str) -> str:
@@ -34,8 +37,19 @@ def adapter_class(parser_name: str) -> type[ToolcallToolParser]:
 
     Raises the registry's ``UnknownParserError`` or ``PluginError`` (with the
     plugin's original error) when the name cannot be served; vLLM logs it.
+    Logs (INFO, logger ``toolcall``) which parser and distribution serve the name:
+    vLLM asks for it after its logging is set up, unlike ``register()``.
     """
-    return adapter_for(registry().get(parser_name), parser_name)
+    parser_class = registry().get(parser_name)
+    entry = next((e for e in registry().entries() if e.name == parser_name), None)
+    logger.info(
+        "toolcall: vLLM tool parser %r is %s.%s from %s",
+        parser_name,
+        parser_class.__module__,
+        parser_class.__qualname__,
+        f"{entry.distribution} {entry.version}" if entry is not None else "an unknown distribution",
+    )
+    return adapter_for(parser_class, parser_name)
 
 
 def __getattr__(attribute: str) -> type[ToolcallToolParser]:

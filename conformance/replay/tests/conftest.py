@@ -3,6 +3,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
+SERVERS_NEEDED = pytest.StashKey[list[str]]()
+
+
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note which shared servers the selected tests use, so that they start together."""
+    from e2e_support import SERVER_FIXTURES
+
+    used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
+    session.config.stash[SERVERS_NEEDED] = [
+        server for fixture, server in SERVER_FIXTURES.items() if fixture in used
+    ]
+
+
 @pytest.fixture(scope="session")
 def qwen() -> object:
     from toolcall_conformance.tokenizers import get_tokenizer
@@ -29,24 +44,85 @@ def qwen() -> object:
 
 
 @pytest.fixture(scope="session")
-def hermes_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+def fleet(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """The shared ``vllm serve`` processes (e2e_support.SERVERS), started together on first use."""
+    from e2e_support import Fleet
+
+    parallel = int(os.environ.get("TOOLCALL_E2E_PARALLEL_STARTS", "4"))
+    needed = request.config.stash.get(SERVERS_NEEDED, [])
+    fleet = Fleet(needed, tmp_path_factory.mktemp("servers"), parallel=parallel)
+    try:
+        yield fleet
+    finally:
+        fleet.close()
+
+
+@pytest.fixture(scope="session")
+def hermes_server(fleet: Any) -> object:
     """One ``vllm serve`` (built-in hermes parser, Qwen2.5 model dir) for the whole session."""
-    from toolcall_replay.model_dir import build_model_dir
-    from toolcall_replay.server import ReplayServer
-
-    model_dir = build_model_dir("qwen2.5")
-    workdir = tmp_path_factory.mktemp("hermes-server")
-    with ReplayServer(model_dir, tool_call_parser="hermes", plugins=(), workdir=workdir) as server:
-        yield server
+    return fleet.server("builtin-hermes")
 
 
-@pytest.fixture(scope="module")
-def glm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """A ``vllm serve`` (built-in glm45 parser, GLM-4.5 model dir) for the module that asks."""
-    from toolcall_replay.model_dir import build_model_dir
-    from toolcall_replay.server import ReplayServer
+def _endpoint(fleet: Any, name: str) -> Iterator[Any]:
+    from e2e_support import SERVERS, Endpoint
 
-    model_dir = build_model_dir("glm4.5")
-    workdir = tmp_path_factory.mktemp("glm-server")
-    with ReplayServer(model_dir, tool_call_parser="glm45", plugins=(), workdir=workdir) as server:
-        yield server
+    endpoint = Endpoint(fleet.server(name), SERVERS[name])
+    try:
+        yield endpoint
+    finally:
+        endpoint.close()
+
+
+@pytest.fixture(scope="session")
+def e2e_hermes(fleet: Any) -> Iterator[Any]:
+    """Our hermes (qwen2.5 model dir), the hermes corpus recorded."""
+    yield from _endpoint(fleet, "hermes")
+
+
+@pytest.fixture(scope="session")
+def e2e_hermes_llama(fleet: Any) -> Iterator[Any]:
+    """Our hermes (Llama 3.1 model dir), the hermes cases recorded with that tokenizer."""
+    yield from _endpoint(fleet, "hermes-llama")
+
+
+@pytest.fixture(scope="session")
+def e2e_glm45(fleet: Any) -> Iterator[Any]:
+    yield from _endpoint(fleet, "glm45")
+
+
+@pytest.fixture(scope="session")
+def e2e_glm47(fleet: Any) -> Iterator[Any]:
+    """Our glm47, with a toolcall plugin that raises at import installed next to it."""
+    yield from _endpoint(fleet, "glm47")
+
+
+@pytest.fixture(scope="session")
+def e2e_hermes_qwen3(fleet: Any) -> Iterator[Any]:
+    """Our hermes with ``--reasoning-parser qwen3 --tool-strict-level function``."""
+    yield from _endpoint(fleet, "hermes-qwen3")
+
+
+@pytest.fixture(scope="session")
+def e2e_glm45_reasoning(fleet: Any) -> Iterator[Any]:
+    """Our glm45 with ``--reasoning-parser glm45 --tool-strict-level parameter``."""
+    yield from _endpoint(fleet, "glm45-reasoning")
+
+
+@pytest.fixture(scope="session")
+def e2e_builtin_hermes(hermes_server: Any) -> Iterator[Any]:
+    """vLLM's built-in hermes (``VLLM_PLUGINS`` without ``toolcall``), as an endpoint."""
+    from e2e_support import SERVERS, Endpoint
+
+    endpoint = Endpoint(hermes_server, SERVERS["builtin-hermes"])
+    try:
+        yield endpoint
+    finally:
+        endpoint.close()
+
+
+@pytest.fixture(scope="session")
+def glm_server(fleet: Any) -> object:
+    """A ``vllm serve`` (built-in glm45 parser, GLM-4.5 model dir) shared by the session."""
+    return fleet.server("builtin-glm45")

@@ -69,11 +69,12 @@ def test_the_directory_has_no_weights_and_the_real_vocabulary(model_dir: Path) -
     config = json.loads((model_dir / "config.json").read_text())
     assert config["vocab_size"] == real.model_vocab_size
     generation = json.loads((model_dir / "generation_config.json").read_text())
-    assert generation["eos_token_id"] == real.stop_token_ids
+    # The same stop ids, the served tokenizer's eos first (vLLM's request eos).
+    assert sorted(generation["eos_token_id"]) == sorted(real.stop_token_ids)
     assert real.tokenizer_json_path is not None
     assert (model_dir / "tokenizer.json").read_bytes() == real.tokenizer_json_path.read_bytes()
     served = load(model_dir)  # as vLLM loads it (transformers picks the class)
-    assert served.eos_token_id == real.stop_token_ids[0]
+    assert served.eos_token_id == generation["eos_token_id"][0]
     sample = 'x <tool_call>\n{"name": "f", "arguments": {"n": 12345, "s": "東京 🗼"}}\n</tool_call>'
     assert served.encode(sample, add_special_tokens=False) == real.encode(sample)
 
@@ -95,7 +96,7 @@ def test_a_changed_directory_is_rebuilt(tmp_path: Path) -> None:
 
 def test_an_unknown_family_is_named() -> None:
     with pytest.raises(
-        ModelDirError, match=r"no replay model family 'gpt' \(known: glm4\.5, qwen2\.5\)"
+        ModelDirError, match=r"no replay model family 'gpt' \(known: glm4\.5, llama3\.1, qwen2\.5\)"
     ):
         build_model_dir("gpt", Path("/nonexistent"))
 
@@ -119,6 +120,25 @@ def test_qwen_template_renders_tools_calls_and_results(models: Path) -> None:
     ids = tok.encode(text, add_special_tokens=False)
     # twice in the format instructions of the system turn, once for the call
     assert ids.count(tok.convert_tokens_to_ids("<tool_call>")) == 3
+
+
+def test_llama_template_renders_tools_calls_and_results(models: Path) -> None:
+    tok = load(build_model_dir("llama3.1", models / "llama3.1"))
+    text = tok.apply_chat_template(
+        CONVERSATION, tools=TOOLS, tokenize=False, add_generation_prompt=True
+    )
+    system, rest = text.split("<|eot_id|>", 1)
+    assert system.startswith("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n")
+    assert "<tools>\n" + json.dumps(TOOLS[0]) + "\n</tools>" in system
+    assert rest == (
+        "<|start_header_id|>user<|end_header_id|>\n\n"
+        "Weather in Paris and Oslo? [case:template-check]<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n<tool_call>\n"
+        '{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}\n'
+        "</tool_call><|eot_id|>"
+        "<|start_header_id|>ipython<|end_header_id|>\n\n<tool_response>\nsunny\n</tool_response>"
+        "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
 
 
 def test_glm_template_renders_tools_calls_and_results(models: Path) -> None:

@@ -6,8 +6,9 @@ weights, because the replay engine has no executor. The tokenizer is the real on
 (``toolcall_conformance.tokenizers``), built offline; the config has the real vocabulary size and
 tiny layer sizes.
 
-``build_model_dir("qwen2.5", dest)`` (hermes) and ``build_model_dir("glm4.5", dest)`` (glm45/glm47)
-build once and are reused while the inputs are unchanged.
+``build_model_dir("qwen2.5", dest)`` (hermes), ``build_model_dir("llama3.1", dest)`` (hermes on
+Hermes 3 / Llama 3.1) and ``build_model_dir("glm4.5", dest)`` (glm45/glm47) build once and are
+reused while the inputs are unchanged.
 """
 
 from __future__ import annotations
@@ -69,6 +70,32 @@ FAMILIES: dict[str, ModelFamily] = {
             "eos_token_id": 151645,
         },
         eos_token_ids=(151645, 151643),
+    ),
+    "llama3.1": ModelFamily(
+        name="llama3.1",
+        tokenizer="llama3.1",
+        template="llama3.1.jinja",
+        config={
+            "architectures": ["LlamaForCausalLM"],  # Llama 3.1 8B; Hermes 3 is a fine-tune
+            "model_type": "llama",
+            "vocab_size": 128256,
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 131072,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 500000.0,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 128000,
+            "eos_token_id": [128001, 128008, 128009],
+        },
+        # The tokenizer's eos (<|eot_id|>) first, then the rest of Llama 3.1 Instruct's
+        # generation_config eos list.
+        eos_token_ids=(128009, 128001, 128008),
     ),
     "glm4.5": ModelFamily(
         name="glm4.5",

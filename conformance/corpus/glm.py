@@ -28,15 +28,12 @@ and the format, never from a parser's output.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case
-from toolcall_conformance.cases import dumps_case
+from toolcall_conformance.builder import build_case, write_corpus
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 TOKENIZER = "glm4.5"
@@ -756,29 +753,7 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="compare, do not write")
-    args = parser.parse_args(argv)
-    slugs = [(entry["parser"], entry["slug"]) for entry in CASES]
-    if len(set(slugs)) != len(slugs):
-        print("error: two cases share an id", file=sys.stderr)
-        return 1
-    stale = []
-    for entry in CASES:
-        path, data = build(entry)
-        text = dumps_case(data)
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(path)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    if args.check and stale:
-        for path in stale:
-            print(f"stale: {path}", file=sys.stderr)
-        return 1
-    print(f"{len(CASES)} GLM cases {'checked' if args.check else 'written'} under {ROOT}")
-    return 0
+    return write_corpus((build(entry) for entry in CASES), argv, label="GLM")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from toolcall_conformance.builder import (
     build_case,
     build_case_from_ids,
     run_build,
+    write_corpus,
 )
 from toolcall_conformance.cases import NEEDS_REVIEW, CaseError, load_case, validate_case_data
 from toolcall_conformance.tokenizers import get_tokenizer
@@ -348,3 +349,17 @@ def test_cli_reports_bad_input_clearly(tmp_path: Path, capsys: pytest.CaptureFix
     assert "--expected" in error
     assert "not JSON" in error
     assert "line 1" in error
+
+
+def test_write_corpus_writes_then_checks_and_reports_stale_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = hermes_case()
+    path = tmp_path / "hermes" / "one.json"
+    assert write_corpus([(path, case)], [], label="Hermes") == 0
+    assert load_case(path).id == case["id"]
+    assert write_corpus([(path, case)], ["--check"], label="Hermes") == 0
+    changed = {**case, "extra": {"edited": True}}
+    assert write_corpus([(path, changed)], ["--check"], label="Hermes") == 1
+    assert f"stale: {path}" in capsys.readouterr().err
+    assert write_corpus([(path, case), (tmp_path / "two.json", case)], [], label="H") == 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "build_case",
     "build_case_from_ids",
     "run_build",
+    "write_corpus",
 ]
 
 #: Recorded in ``extra.builder`` of every case built here.
@@ -311,3 +312,37 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def write_corpus(
+    built: Iterable[tuple[Path, dict[str, Any]]],
+    argv: Sequence[str] | None = None,
+    *,
+    label: str,
+) -> int:
+    """The command line of a corpus script: write each built case to its path, or with
+    ``--check`` report the files that differ from what the script builds.
+
+    Returns the exit status: 1 when two cases share an id or a file is stale.
+    """
+    parser = argparse.ArgumentParser(description=f"Write the {label} conformance cases.")
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args(argv)
+    cases = list(built)
+    ids = [data["id"] for _, data in cases]
+    if len(set(ids)) != len(ids):
+        print("error: two cases share an id", file=sys.stderr)
+        return 1
+    stale = []
+    for path, data in cases:
+        text = dumps_case(data)
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(path)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for path in stale:
+        print(f"stale: {path}", file=sys.stderr)
+    print(f"{len(cases)} {label} cases {'checked' if args.check else 'written'}")
+    return 1 if stale else 0

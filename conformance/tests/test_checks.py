@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import pytest
 from kit_helpers import REQUEST, qwen_case, text_case
 
-from toolcall import Delta, Event, Parsed, Span, Stream, ToolCall
+from toolcall import Delta, Event, Parsed, Span, Stream, ToolCall, ToolCallDelta
 from toolcall.strictness import Plan
 from toolcall_conformance.cases import Case, Step
 from toolcall_conformance.checks import (
@@ -96,7 +96,8 @@ class LowercasesArguments(_Defective):
             Delta(
                 delta.content,
                 tuple(
-                    replace(entry, arguments=entry.arguments.lower()) for entry in delta.tool_calls
+                    ToolCallDelta(entry.index, entry.id, entry.name, entry.arguments.lower())
+                    for entry in delta.tool_calls
                 ),
             )
             for delta in deltas
@@ -124,7 +125,13 @@ class DropsIds(_Defective):
 
     def transform(self, deltas: list[Delta]) -> list[Delta]:
         return [
-            Delta(delta.content, tuple(replace(entry, id=None) for entry in delta.tool_calls))
+            Delta(
+                delta.content,
+                tuple(
+                    ToolCallDelta(entry.index, None, entry.name, entry.arguments)
+                    for entry in delta.tool_calls
+                ),
+            )
             for delta in deltas
         ]
 

@@ -17,7 +17,6 @@ import json
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from types import FrameType
 
 import pytest
@@ -64,7 +63,9 @@ class Out:
     def entry(self, entry: ToolCallDelta) -> None:
         last = self.entries[-1] if self.entries else None
         if self.merge and last is not None and last.index == entry.index:
-            self.entries[-1] = replace(last, arguments=last.arguments + entry.arguments)
+            self.entries[-1] = ToolCallDelta(
+                last.index, last.id, last.name, last.arguments + entry.arguments
+            )
         else:
             self.entries.append(entry)
 

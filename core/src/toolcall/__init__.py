@@ -3,6 +3,7 @@ the plugin registry and the vLLM bridge."""
 
 from __future__ import annotations
 
+from toolcall.callstream import CallStream
 from toolcall.hookspecs import hookimpl
 from toolcall.parser import (
     IdStyle,
@@ -17,8 +18,10 @@ from toolcall.registry import ParserEntry, PluginError, Registry, UnknownParserE
 from toolcall.strictness import Obligation, Plan, ToolPlan
 from toolcall.types import (
     RECOVERIES,
+    WHITESPACE,
     Delta,
     Event,
+    EventName,
     NamedChoice,
     Parsed,
     Request,
@@ -29,14 +32,18 @@ from toolcall.types import (
     ToolCallDelta,
     ToolChoice,
     Vocabulary,
+    is_blank,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
     "RECOVERIES",
+    "WHITESPACE",
+    "CallStream",
     "Delta",
     "Event",
+    "EventName",
     "IdStyle",
     "NamedChoice",
     "Obligation",
@@ -61,6 +68,7 @@ __all__ = [
     "__version__",
     "assemble",
     "hookimpl",
+    "is_blank",
     "new_call_id",
     "strict_parsing_from_env",
 ]

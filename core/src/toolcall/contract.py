@@ -16,8 +16,10 @@ calls does not matter):
    is ``None``), call count and order, names and byte-identical arguments (ids are
    random and not compared);
 2. indices 0, 1, 2, ... in order; call i's first entry carries a non-empty id and
-   its name; later entries carry neither; one entry per index per ``Delta``; no
-   arguments for a call after the next call was announced;
+   its name; later entries carry neither; one entry per index per ``Delta``; a
+   call's fragments are contiguous: none after content (or another call) was
+   emitted behind them (content in a delta that also carries entries is not
+   ordered against them, and does not count);
 3. the arguments of every call with no ``malformed-arguments`` or ``truncated``
    event are a JSON object text;
 4. content holds no marker unless the stream recorded ``unparsed-markup``
@@ -178,6 +180,7 @@ class DeltaChecker:
         self._calls: dict[int, _Call] = {}
         self._next = 0
         self._last = -1
+        self._open = -1  # the call that may still get fragments (none after content)
         self._listed: dict[tuple[int, str], int] = {}
         self._violations: list[Violation] = []
         self._parsed: Parsed | None = None
@@ -255,6 +258,10 @@ class DeltaChecker:
         step = len(self._ends)
         released: list[str] = []
         for delta in deltas:
+            if (delta.content or delta.reasoning) and not delta.tool_calls:
+                # Content ends the open call's fragments. A delta that carries both
+                # says nothing of their order, so it is given the benefit of the doubt.
+                self._open = -1
             if delta.content:
                 released.append(delta.content)
             self._identity(delta, step)
@@ -314,14 +321,21 @@ class DeltaChecker:
                         "complete in the first entry; later entries carry only arguments)",
                         step,
                     )
-                if index < self._last:
+                if index != self._open:
+                    after = (
+                        f"call {self._open} was announced"
+                        if self._open > index
+                        else "content was emitted"
+                    )
                     self.report(
                         2,
-                        "interleave",
-                        f"arguments for call {index} after call {self._last} was announced",
+                        "contiguous",
+                        f"arguments for call {index} after {after} (a call's fragments are "
+                        "contiguous: nothing may come between them)",
                         step,
                     )
             self._last = max(self._last, index)
+            self._open = index
             if entry.arguments:
                 call.arguments.append(entry.arguments)
 

@@ -39,6 +39,7 @@ from toolcall.types import (
     StrictLevel,
     ToolCall,
     Vocabulary,
+    is_blank,
 )
 
 if TYPE_CHECKING:
@@ -173,18 +174,21 @@ def assemble(
 ) -> Parsed:
     """Reassemble a stream's deltas into the parse they add up to.
 
-    Content is concatenated (whitespace-only content becomes ``None``); each
-    call's id and name come from its first entry and its arguments are the
-    concatenated fragments. Assumes the deltas keep the delta contract; use
-    :mod:`toolcall.contract` to check that.
+    Content is concatenated (content of :data:`~toolcall.types.WHITESPACE` only
+    becomes ``None``, as does reasoning); each call's id and name come from its
+    first entry and its arguments are the concatenated fragments. Assumes the
+    deltas keep the delta contract; use :mod:`toolcall.contract` to check that.
     """
     content: list[str] = []
+    reasoning: list[str] = []
     ids: dict[int, str] = {}
     names: dict[int, str] = {}
     arguments: dict[int, list[str]] = {}
     for delta in deltas:
         if delta.content:
             content.append(delta.content)
+        if delta.reasoning:
+            reasoning.append(delta.reasoning)
         for entry in delta.tool_calls:
             if entry.index not in names:
                 ids[entry.index] = entry.id or ""
@@ -193,13 +197,15 @@ def assemble(
             if entry.arguments:
                 arguments[entry.index].append(entry.arguments)
     text = "".join(content)
+    thought = "".join(reasoning)
     calls = tuple(
         ToolCall(id=ids[index], name=names[index], arguments="".join(arguments[index]))
         for index in sorted(names)
     )
     return Parsed(
-        content=text if text.strip() else None,
+        content=None if is_blank(text) else text,
         tool_calls=calls,
         events=tuple(events),
         framing=tuple(framing),
+        reasoning=None if is_blank(thought) else thought,
     )

@@ -20,8 +20,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import regex
+
+from toolcall.types import WHITESPACE
 
 __all__ = [
     "ContentGate",
@@ -32,6 +35,7 @@ __all__ = [
     "MarkerScanner",
     "Markers",
     "Text",
+    "json_object_problem",
 ]
 
 
@@ -63,6 +67,11 @@ class Markers:
         self.markers: tuple[str, ...] = tuple(unique)
         self.longest = len(unique[0])
         self._pattern = regex.compile("|".join(regex.escape(m) for m in unique))
+        #: Matches a character that some marker starts with: text without one holds
+        #: no marker and no marker prefix.
+        self.first = regex.compile(
+            "[" + "".join(sorted({regex.escape(m[0]) for m in unique})) + "]"
+        )
 
     def find(self, buffer: str, pos: int = 0, end: int | None = None) -> Found | None:
         """The first marker, or marker prefix reaching the end, in ``buffer[pos:end]``."""
@@ -126,6 +135,10 @@ class MarkerScanner:
         return self._held_start
 
     def feed(self, text: str) -> list[Text | Marker]:
+        if not self._held and self._markers.first.search(text) is None:
+            start = self._held_start
+            self._held_start = start + len(text)
+            return [Text(text, start)] if text else []
         buffer = self._held + text
         base = self._held_start
         segments: list[Text | Marker] = []
@@ -143,6 +156,13 @@ class MarkerScanner:
         self._held_start = base + cut
         return segments
 
+    def skip(self, size: int) -> None:
+        """``size`` characters went by unscanned (nothing may be held)."""
+        if self._held:
+            msg = "skip() while a marker prefix is held"
+            raise RuntimeError(msg)
+        self._held_start += size
+
     def finish(self) -> list[Text]:
         """The stream has ended: the held suffix was not a marker after all."""
         held, start = self._held, self._held_start
@@ -151,11 +171,11 @@ class MarkerScanner:
         return [Text(held, start)] if held else []
 
 
-_WHITESPACE = " \t\r\n"
+_WHITESPACE = WHITESPACE
 _IN_STRING = regex.compile(r'["\\]')
 _IN_CONTAINER = regex.compile(r'[\[\]{}"]')
-_SCALAR_END = regex.compile(r"[\s,\]}]")
-_NOT_WHITESPACE = regex.compile(r"\S")
+_SCALAR_END = regex.compile(r"[ \t\r\n,\]}]")
+_NOT_WHITESPACE = regex.compile(r"[^ \t\r\n]")
 
 
 class JsonValueScanner:
@@ -171,11 +191,22 @@ class JsonValueScanner:
     With ``stop``, a marker met outside a string ends the value early
     (:attr:`stopped`); ``rest`` then starts with the marker. A possible prefix of a
     stop marker at the end of a chunk is held back until the next chunk.
+
+    With ``stop``, or ``hold_whitespace`` (for a family whose markers the
+    call-stream machine splits out before the value's text arrives), whitespace
+    outside strings at the end of a chunk is held back until something else
+    follows, so that the value can end at a marker with its trailing whitespace
+    trimmed, however the text is split (:meth:`finish` returns it).
     """
 
-    def __init__(self, stop: Markers | None = None) -> None:
+    def __init__(self, stop: Markers | None = None, *, hold_whitespace: bool = False) -> None:
         self._stop = stop
-        self._held = ""
+        self._hold_whitespace = hold_whitespace or stop is not None
+        # What may not belong to the value yet: whitespace (``_held_blank``), or a
+        # possible stop-marker prefix and the whitespace before it. Kept in parts so
+        # that a long whitespace run costs linear time.
+        self._held: list[str] = []
+        self._held_blank = False
         self.started = False
         self.done = False
         self.stopped = False
@@ -186,6 +217,12 @@ class JsonValueScanner:
         self._string_value = False
 
     @property
+    def plain_string(self) -> bool:
+        """Whether the scan stands inside a string with no escape pending and nothing
+        held: text without ``"`` or ``\\`` leaves it there, so it may go by unscanned."""
+        return self.in_string and not self._escape and not self._held
+
+    @property
     def is_string(self) -> bool:
         """Whether the value is a JSON string (known once it has started)."""
         return self._string_value
@@ -193,8 +230,14 @@ class JsonValueScanner:
     def feed(self, text: str) -> tuple[str, str]:
         if self.done:
             return "", text
-        buffer = self._held + text
-        self._held = ""
+        if self._held:
+            if self._held_blank and _NOT_WHITESPACE.search(text) is None:
+                self._held.append(text)
+                return "", ""
+            buffer = "".join(self._held) + text
+            self._held = []
+        else:
+            buffer = text
         pos = 0
         if not self.started:
             first = _NOT_WHITESPACE.search(buffer)
@@ -218,7 +261,8 @@ class JsonValueScanner:
 
     def finish(self) -> str:
         """The output ended: release a held stop-marker prefix as value text."""
-        held, self._held = self._held, ""
+        held = "".join(self._held)
+        self._held = []
         if self._scalar and self.started:
             self.done = True
         return held
@@ -244,7 +288,7 @@ class JsonValueScanner:
         found = self._stop.find(buffer, pos, pos + self._stop.longest)
         assert found is not None
         if found.partial:
-            self._held = buffer[pos:]
+            self._hold(buffer[pos:])
             return buffer[start:pos], ""
         self.done = self.stopped = True
         return buffer[start:pos].rstrip(_WHITESPACE), buffer[pos:]
@@ -254,15 +298,20 @@ class JsonValueScanner:
         not belong to the value: a possible marker prefix at the end, and the
         whitespace before it (trimmed if a marker does follow), so that every
         split of the text gives the same value."""
-        if self._stop is None or self.in_string or self._escape:
+        if not self._hold_whitespace or self.in_string or self._escape:
             return buffer[start:], ""
         cut = len(buffer)
-        found = self._stop.find(buffer, max(start, cut - self._stop.longest))
-        if found is not None and found.partial:
-            cut = found.start
+        if self._stop is not None:
+            found = self._stop.find(buffer, max(start, cut - self._stop.longest))
+            if found is not None and found.partial:
+                cut = found.start
         cut = max(start, len(buffer[:cut].rstrip(_WHITESPACE)))
-        self._held = buffer[cut:]
+        self._hold(buffer[cut:])
         return buffer[start:cut], ""
+
+    def _hold(self, text: str) -> None:
+        self._held = [text] if text else []
+        self._held_blank = _NOT_WHITESPACE.search(text) is None
 
     def _advance(self, buffer: str, pos: int) -> int | None:
         """Scan from ``pos``; return the offset just past the value's end (or the
@@ -366,6 +415,64 @@ class JsonEmitter:
         return "}"
 
 
+def _reject_constant(name: str) -> Any:
+    msg = f"{name} is not JSON"
+    raise ValueError(msg)
+
+
+def json_object_problem(text: str) -> str | None:
+    """Why ``text`` is not a strict RFC 8259 JSON object (DESIGN §4.3), or ``None``.
+
+    Strict: no ``NaN`` or ``Infinity`` (nor a number too large for a float, which
+    Python would read as one), and every string encodable as UTF-8 (a lone
+    surrogate, raw or escaped, is a defect).
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        return "nested too deeply to read"
+    except ValueError as error:
+        return f"not JSON ({error})"
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "a lone surrogate in the text"
+    if _ESCAPED_SURROGATE.search(text) is not None and _has_lone_surrogate(value):
+        return "a lone surrogate escape in a string"
+    return None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        msg = f"{text} is out of a float's range"
+        raise ValueError(msg)
+    return value
+
+
+_ESCAPED_SURROGATE = regex.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: object) -> bool:
+    """Whether a string anywhere in ``value`` holds a lone surrogate (iterative)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
 class ContentGate:
     """The content whitespace policy shared by every family.
 
@@ -374,30 +481,46 @@ class ContentGate:
     framing. So a whitespace run is held until non-whitespace text follows it
     (then released verbatim, unless nothing has been released yet) and dropped
     when a call starts or the output ends. ``"A\\n<call/>\\nB"`` gives ``"A\\nB"``;
-    whitespace-only content is never released.
+    whitespace-only content is never released. Whitespace is
+    :data:`~toolcall.types.WHITESPACE`, in streaming and one-shot parsing alike.
     """
 
+    __slots__ = ("_held", "_released")
+
     def __init__(self) -> None:
-        self._held = ""
+        self._held: list[str] = []  # a whitespace run, in parts (linear in its length)
         self._released = False
+
+    @property
+    def holding(self) -> bool:
+        """Whether a whitespace run is held back."""
+        return bool(self._held)
+
+    @property
+    def released(self) -> bool:
+        """Whether any content was released yet."""
+        return self._released
 
     def text(self, text: str) -> str:
         """Content text arrived; return what may be released now."""
         stripped = text.rstrip(_WHITESPACE)
         if not stripped:
-            self._held += text
+            if text:
+                self._held.append(text)
             return ""
-        out = (self._held if self._released else "") + stripped
-        if not self._released:
-            out = out.lstrip(_WHITESPACE)
-        self._held = text[len(stripped) :]
+        if self._released:
+            out = "".join(self._held) + stripped if self._held else stripped
+        else:
+            out = stripped.lstrip(_WHITESPACE)
+        trail = text[len(stripped) :]
+        self._held = [trail] if trail else []
         self._released = self._released or bool(out)
         return out
 
     def boundary(self) -> None:
         """A call starts here: held whitespace was framing."""
-        self._held = ""
+        self._held = []
 
     def finish(self) -> None:
         """The output ended: held trailing whitespace was framing."""
-        self._held = ""
+        self._held = []

@@ -15,8 +15,10 @@ from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "RECOVERIES",
+    "WHITESPACE",
     "Delta",
     "Event",
+    "EventName",
     "NamedChoice",
     "Parsed",
     "Request",
@@ -27,7 +29,19 @@ __all__ = [
     "ToolCallDelta",
     "ToolChoice",
     "Vocabulary",
+    "is_blank",
 ]
+
+
+#: The whitespace of the parsing policy: JSON's four characters. Content made of
+#: them only is null, and they are the only characters the content whitespace
+#: rules hold back or trim, in streaming and one-shot parsing alike.
+WHITESPACE = " \t\r\n"
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing but :data:`WHITESPACE` (or nothing)."""
+    return not text.strip(WHITESPACE)
 
 
 class StrictLevel(enum.IntEnum):
@@ -181,29 +195,79 @@ class Vocabulary:
         return self.special_tokens.get(text)
 
 
-@dataclass(frozen=True)
 class ToolCallDelta:
     """One entry of ``Delta.tool_calls``.
 
     The first entry of call ``index`` carries ``id`` and the complete ``name``;
-    later entries carry only argument text.
+    later entries carry only argument text. A slotted value rather than a frozen
+    dataclass: streams build one per token, and a frozen dataclass costs four
+    times as much to build. Treat it as immutable.
     """
 
-    index: int
-    id: str | None = None
-    name: str | None = None
-    arguments: str = ""
+    __slots__ = ("arguments", "id", "index", "name")
+
+    def __init__(
+        self, index: int, id: str | None = None, name: str | None = None, arguments: str = ""
+    ) -> None:
+        self.index = index
+        self.id = id
+        self.name = name
+        self.arguments = arguments
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ToolCallDelta:
+            return NotImplemented
+        return (self.index, self.id, self.name, self.arguments) == (
+            other.index,
+            other.id,
+            other.name,
+            other.arguments,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.index, self.id, self.name, self.arguments))
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolCallDelta(index={self.index!r}, id={self.id!r}, name={self.name!r}, "
+            f"arguments={self.arguments!r})"
+        )
 
 
-@dataclass(frozen=True)
 class Delta:
-    """What one step of a stream releases: content text and tool-call pieces."""
+    """What one step of a stream releases: content text, tool-call pieces, and
+    reasoning text (only for formats that mark reasoning themselves, DESIGN §6).
 
-    content: str = ""
-    tool_calls: tuple[ToolCallDelta, ...] = ()
+    Slotted, like :class:`ToolCallDelta`, for the same reason; treat it as immutable.
+    """
+
+    __slots__ = ("content", "reasoning", "tool_calls")
+
+    def __init__(
+        self, content: str = "", tool_calls: tuple[ToolCallDelta, ...] = (), reasoning: str = ""
+    ) -> None:
+        self.content = content
+        self.tool_calls = tool_calls
+        self.reasoning = reasoning
 
     def __bool__(self) -> bool:
-        return bool(self.content or self.tool_calls)
+        return bool(self.content or self.tool_calls or self.reasoning)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Delta:
+            return NotImplemented
+        return (self.content, self.tool_calls, self.reasoning) == (
+            other.content,
+            other.tool_calls,
+            other.reasoning,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.content, self.tool_calls, self.reasoning))
+
+    def __repr__(self) -> str:
+        reasoning = f", reasoning={self.reasoning!r}" if self.reasoning else ""
+        return f"Delta(content={self.content!r}, tool_calls={self.tool_calls!r}{reasoning})"
 
 
 @dataclass(frozen=True)
@@ -220,16 +284,61 @@ class ToolCall:
         }
 
 
+class EventName(enum.StrEnum):
+    """The names of the events a parse records (DESIGN §6).
+
+    The recoveries are the named tolerances of the parsing policy, each switched
+    off by ``TOOLCALL_STRICT_PARSING=1``; a family adds its own here, by name,
+    before it ships them. The others report a defect or a decision. Members are
+    strings, so ``Event.name`` compares equal to either spelling.
+    """
+
+    # Recoveries.
+    PYTHON_LITERAL = "python-literal"
+    """Single quotes, ``True``/``False``/``None`` in a JSON call body."""
+    PARAMETERS_KEY = "parameters-key"
+    """``"parameters"`` read as ``"arguments"``."""
+    ARGUMENTS_STRING = "arguments-string"
+    """Arguments given as a JSON string that decodes to an object."""
+    MISSING_END = "missing-end"
+    """No end marker at the end of output, the call's body complete."""
+    BARE_JSON = "bare-json"
+    """The whole output is one JSON call object naming a declared tool (hermes)."""
+    MISSING_VALUE_OPEN = "missing-value-open"
+    """A GLM value written after ``</arg_key>`` without its ``<arg_value>``."""
+    JSON_LITERAL = "json-literal"
+    """``true``, ``false``, ``null`` in a Python call (pythonic)."""
+
+    # Defects and decisions.
+    MALFORMED_ARGUMENTS = "malformed-arguments"
+    """A committed call whose arguments are not a JSON object."""
+    TRUNCATED = "truncated"
+    """A committed call cut off by the end of output."""
+    UNPARSED_MARKUP = "unparsed-markup"
+    """Markup that could not be read as a call, returned as content."""
+    IGNORED_MEMBER = "ignored-member"
+    """A member of a call object that is neither name nor arguments, ignored."""
+    DUPLICATE_KEY = "duplicate-key"
+    """A key given twice: the first value is kept, the repeat is content or ignored."""
+    INTERNAL_ERROR = "internal-error"
+    """A bug of the parser's: the rest of the output is content."""
+
+    @property
+    def is_recovery(self) -> bool:
+        return self.value in RECOVERIES
+
+
 #: Named tolerances of the parsing policy (DESIGN §6). Every other event name
 #: reports a defect or a decision, not a recovery.
-RECOVERIES = frozenset(
+RECOVERIES: frozenset[str] = frozenset(
     {
-        "python-literal",
-        "parameters-key",
-        "arguments-string",
-        "missing-end",
-        "bare-json",
-        "missing-value-open",
+        EventName.PYTHON_LITERAL.value,
+        EventName.PARAMETERS_KEY.value,
+        EventName.ARGUMENTS_STRING.value,
+        EventName.MISSING_END.value,
+        EventName.BARE_JSON.value,
+        EventName.MISSING_VALUE_OPEN.value,
+        EventName.JSON_LITERAL.value,
     }
 )
 
@@ -238,11 +347,8 @@ RECOVERIES = frozenset(
 class Event:
     """Something a parse did that a test or a log may want to see.
 
-    ``name`` is a recovery from :data:`RECOVERIES`, or one of
-    ``malformed-arguments`` (a committed call whose arguments are not a JSON
-    object), ``truncated`` (a committed call cut off by the end of output) and
-    ``unparsed-markup`` (markup that could not be read as a call, returned as
-    content).
+    ``name`` is one of :class:`EventName` (a third-party parser may record names of
+    its own; only those in :data:`RECOVERIES` count as recoveries).
     """
 
     name: str
@@ -269,13 +375,15 @@ class Parsed:
     ``framing`` lists the character ranges of the output that the parser read as
     tool-call markup (markers, call bodies, whitespace between calls); everything
     outside them is content. The delta contract checker uses it to prove that
-    nothing was lost.
+    nothing was lost. ``reasoning`` is text the format itself marks as reasoning
+    (``None`` for formats that do not, and when there is none).
     """
 
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     events: tuple[Event, ...] = ()
     framing: tuple[Span, ...] = ()
+    reasoning: str | None = None
 
     @property
     def recoveries(self) -> tuple[str, ...]:
@@ -284,6 +392,8 @@ class Parsed:
     def to_openai(self) -> dict[str, Any]:
         """The assistant message, as OpenAI's Chat Completions API shapes it."""
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            message["reasoning"] = self.reasoning
         if self.tool_calls:
             message["tool_calls"] = [call.to_openai() for call in self.tool_calls]
         return message

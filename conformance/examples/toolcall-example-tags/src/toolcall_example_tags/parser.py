@@ -24,12 +24,13 @@ arguments keeps what was emitted (event ``truncated``).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+import enum
 from typing import Any
 
-from toolcall import Delta, Event, Parser, Span, Stream, ToolCallDelta
-from toolcall.scanning import ContentGate, JsonValueScanner, Marker, Markers, MarkerScanner
+import regex
+
+from toolcall import WHITESPACE, CallStream, EventName, Parser
+from toolcall.scanning import JsonValueScanner
 from toolcall.strictness import Obligation, Plan
 
 __all__ = ["END", "START", "ExampleTagsParser"]
@@ -38,7 +39,9 @@ START = '<call name="'
 NAME_END = '">'
 END = "</call>"
 MAX_NAME = 256
-_WHITESPACE = " \t\r\n"
+_NOT_IN_NAMES = regex.compile(r'[<"\n\r]')
+#: What a JSON string's text must be scanned for: its end, an escape, a marker.
+_STRING_STOP = regex.compile(r'["\\<]')
 
 
 class ExampleTagsParser(Parser):
@@ -48,8 +51,8 @@ class ExampleTagsParser(Parser):
     markers = (START, END)
     summary = 'example format: <call name="NAME">{json}</call>'
 
-    def stream(self) -> Stream:
-        return _TagStream(self)
+    def stream(self) -> TagStream:
+        return TagStream(self)
 
     def structural_tag(self, plan: Plan) -> dict[str, Any] | None:
         if not plan.grammar or not plan.tools:
@@ -80,215 +83,145 @@ class ExampleTagsParser(Parser):
         }
 
 
-class _Out:
-    """The deltas of one ``feed``: content and argument pieces, merged where possible."""
-
-    def __init__(self) -> None:
-        self.deltas: list[Delta] = []
-
-    def content(self, text: str) -> None:
-        if text:
-            self.deltas.append(Delta(content=text))
-
-    def call(self, entry: ToolCallDelta) -> None:
-        last = self.deltas[-1] if self.deltas else None
-        if (
-            entry.id is None
-            and last is not None
-            and not last.content
-            and last.tool_calls[-1].index == entry.index
-        ):
-            previous = last.tool_calls[-1]
-            merged = ToolCallDelta(
-                previous.index, previous.id, previous.name, previous.arguments + entry.arguments
-            )
-            self.deltas[-1] = Delta(tool_calls=(*last.tool_calls[:-1], merged))
-            return
-        self.deltas.append(Delta(tool_calls=(entry,)))
+class _State(enum.Enum):
+    CONTENT = "content"
+    NAME = "name"  # after <call name="
+    ARGUMENTS = "arguments"  # inside the JSON value
+    AFTER = "after"  # between the value and </call>
 
 
-class _TagStream:
-    """The incremental parse. States: content, name (after ``<call name="``),
-    arguments (inside the JSON value), after (between the value and ``</call>``)."""
+class TagStream(CallStream):
+    """The incremental parse of one output (see the module docstring)."""
 
     def __init__(self, parser: ExampleTagsParser) -> None:
-        self._parser = parser
-        self._calls_allowed = parser.request.tool_choice != "none"
-        self._markers = Markers([START, END])
-        self._end = Markers([END])
-        self._scanner = MarkerScanner(self._markers)
-        self._scanner_base = 0
-        self._gate = ContentGate()
-        self._state = "content"
-        self._fed = 0  # characters of output fed so far
-        self._buffer = ""  # the name so far, or the text after the arguments
-        self._call_start = 0
-        self._calls = 0
-        self._json: JsonValueScanner | None = None
-        self._arguments: list[str] = []
-        self._events: list[Event] = []
-        self._framing: list[Span] = []
+        super().__init__(parser, markers=(START, END))
+        self._state = _State.CONTENT
+        self._name: list[str] = []
+        self._json = JsonValueScanner(hold_whitespace=True)
 
-    @property
-    def events(self) -> tuple[Event, ...]:
-        return tuple(self._events)
+    def on_marker(self, marker: str, start: int) -> None:
+        state = self._state
+        if state is _State.ARGUMENTS and self._json.in_string:
+            self.on_text(marker, start)  # a marker inside a JSON string is its text
+        elif marker == START:
+            self._end(start)
+            self.hold(marker, start)
+            self._name = []
+            self._state = _State.NAME
+        elif state is _State.CONTENT:
+            self.event(EventName.UNPARSED_MARKUP, f"{END} outside a call")
+            self.content(marker, start)
+        elif state is _State.NAME:
+            self._unreadable()
+            self.on_marker(marker, start)
+        else:  # </call> closes the call
+            if state is _State.ARGUMENTS:
+                self._arguments_end()
+            self.settle()
+            self.frame(start, start + len(marker))
+            self.close_call()
+            self._state = _State.CONTENT
 
-    @property
-    def framing(self) -> tuple[Span, ...]:
-        return tuple(self._framing)
-
-    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
-        del token_ids  # the format is read from text alone
-        self._fed += len(text)
-        out = _Out()
-        self._process(text, out)
-        return out.deltas
-
-    def finish(self) -> list[Delta]:
-        out = _Out()
-        while self._state == "name":
-            self._process(self._unreadable(out), out)
-        if self._state == "content":
-            for piece in self._scanner.finish():
-                out.content(self._gate.text(piece.text))
-        elif self._state == "arguments":
-            assert self._json is not None
-            self._argument(self._json.finish(), out)
-            if self._json.done:
-                self._close_call(self._fed, recovery="missing-end")
-            else:
-                self._events.append(Event("truncated", self._calls - 1))
-                self._framing.append(Span(self._call_start, self._fed))
+    def on_text(self, text: str, start: int) -> None:
+        state = self._state
+        if state is _State.CONTENT:
+            self.content(text, start)
+        elif state is _State.NAME:
+            self._name_text(text, start)
+        elif state is _State.ARGUMENTS:
+            self._arguments_text(text, start)
+        elif self.ending and END.startswith(text.strip(WHITESPACE)):
+            # Whitespace and the start of </call>, cut off by the end of output.
+            self.hold(text, start)
+        elif not text.strip(WHITESPACE):
+            self.hold(text, start)  # framing if </call> follows
         else:
-            # Only a prefix of the end marker (or nothing) follows the arguments.
-            self._close_call(self._fed, recovery="missing-end")
-        self._gate.finish()
-        return out.deltas
+            # Something else follows the arguments: the call ends without </call>.
+            self.settle()
+            self.event(EventName.MISSING_END, "text after the arguments")
+            self.close_call()
+            self._state = _State.CONTENT
+            self.content(text, start)
 
-    # -- states ------------------------------------------------------------------------
-
-    def _process(self, text: str, out: _Out) -> None:
-        while text:
-            if self._state == "content":
-                text = self._content(text, out)
-            elif self._state == "name":
-                text = self._name(text, out)
-            elif self._state == "arguments":
-                text = self._in_arguments(text, out)
+    def on_end(self) -> None:
+        state = self._state
+        if state is _State.NAME:
+            self._unreadable()
+        elif state is _State.ARGUMENTS:
+            self.arguments(self._json.finish())
+            if self._json.done:
+                self.event(EventName.MISSING_END, "no </call> at the end of the output")
             else:
-                text = self._after(text, out)
+                self.event(EventName.TRUNCATED, "the output ended inside the arguments")
+        elif state is _State.AFTER:
+            self.settle()
+            self.event(EventName.MISSING_END, "no </call> at the end of the output")
 
-    def _content(self, text: str, out: _Out) -> str:
-        segments = self._scanner.feed(text)
-        for number, segment in enumerate(segments):
-            if isinstance(segment, Marker) and segment.marker == START and self._calls_allowed:
-                rest = "".join(
-                    s.marker if isinstance(s, Marker) else s.text for s in segments[number + 1 :]
-                )
-                rest += "".join(piece.text for piece in self._scanner.finish())
-                self._call_start = self._scanner_base + segment.start
-                self._state = "name"
-                self._buffer = ""
-                return rest
-            if isinstance(segment, Marker):
-                # An end marker with no call open, or any marker under tool_choice
-                # "none": content, verbatim.
-                self._events.append(Event("unparsed-markup", detail=segment.marker))
-                out.content(self._gate.text(segment.marker))
-            else:
-                out.content(self._gate.text(segment.text))
-        return ""
+    # -- the name: from <call name=" to "> ----------------------------------------
 
-    def _name(self, text: str, out: _Out) -> str:
-        searched = max(len(self._buffer) - 1, 0)
-        self._buffer += text
-        close = self._buffer.find(NAME_END, searched)
+    def _name_text(self, text: str, start: int) -> None:
+        seen = sum(map(len, self._name))
+        name = "".join(self._name) + text  # bounded: a longer name is not a name
+        close = name.find(NAME_END, max(seen - 1, 0))
         if close < 0:
-            # A trailing '"' may still be the start of '">'.
-            name = self._buffer[:-1] if self._buffer.endswith('"') else self._buffer
-            if _readable(name, partial=True):
-                return ""
-            return self._unreadable(out)
-        name = self._buffer[:close]
-        if not _readable(name, partial=False):
-            return self._unreadable(out)
-        rest = self._buffer[close + len(NAME_END) :]
-        self._buffer = ""
-        self._gate.boundary()  # a call: the whitespace before it was framing
-        index = self._calls
-        self._calls += 1
-        out.call(ToolCallDelta(index, id=self._parser.new_call_id(), name=name))
-        self._state = "arguments"
-        self._json = JsonValueScanner(stop=self._end)
-        self._arguments = []
-        return rest
+            self.hold(text, start)
+            self._name.append(text)
+            candidate = name[:-1] if name.endswith('"') else name  # '"' may become '">'
+            if len(candidate) > MAX_NAME or _NOT_IN_NAMES.search(candidate):
+                self._unreadable()
+            return
+        cut = close + len(NAME_END) - seen  # just after '">' in this chunk
+        self.hold(text[:cut], start)
+        name = name[:close]
+        if not name or len(name) > MAX_NAME or _NOT_IN_NAMES.search(name):
+            self._unreadable()
+            self.content(text[cut:], start + cut)
+            return
+        self.settle()
+        self.open_call(name)
+        self._json = JsonValueScanner(hold_whitespace=True)
+        self._state = _State.ARGUMENTS
+        if cut < len(text):
+            self._arguments_text(text[cut:], start + cut)
 
-    def _unreadable(self, out: _Out) -> str:
-        """``<call name="`` did not start a call: it is content, and the text after it
-        is read again as content."""
-        self._events.append(Event("unparsed-markup", detail=START))
-        out.content(self._gate.text(START))
-        rest, self._buffer = self._buffer, ""
-        self._state = "content"
-        self._scanner = MarkerScanner(self._markers)
-        self._scanner_base = self._fed - len(rest)
-        return rest
+    def _unreadable(self) -> None:
+        """``<call name="`` did not start a call: it and its text are content."""
+        self.event(EventName.UNPARSED_MARKUP, f"{START} with no readable name", None)
+        self.release()
+        self._state = _State.CONTENT
 
-    def _in_arguments(self, text: str, out: _Out) -> str:
-        assert self._json is not None
-        part, rest = self._json.feed(text)
-        self._argument(part, out)
-        if not self._json.done:
-            return ""
-        self._state = "after"
-        self._buffer = ""
-        return rest
+    # -- the arguments --------------------------------------------------------------
 
-    def _argument(self, part: str, out: _Out) -> None:
-        if part:
-            self._arguments.append(part)
-            out.call(ToolCallDelta(self._calls - 1, arguments=part))
+    def _arguments_text(self, text: str, start: int) -> None:
+        scanner = self._json
+        part, rest = scanner.feed(text)
+        self.frame(start, start + len(text) - len(rest))
+        self.arguments(part)
+        if scanner.plain_string:
+            self.fast_arguments(_STRING_STOP)
+        else:
+            self.slow()
+        if scanner.done:
+            self.end_arguments()
+            self._state = _State.AFTER
+            if rest:
+                self.on_text(rest, start + len(text) - len(rest))
 
-    def _after(self, text: str, out: _Out) -> str:
-        del out
-        # Only whitespace may stand between the arguments and </call>; the buffer keeps
-        # what follows that whitespace.
-        self._buffer = (self._buffer + text).lstrip(_WHITESPACE)
-        if not self._buffer or (END.startswith(self._buffer) and self._buffer != END):
-            return ""
-        start = self._fed - len(self._buffer)
-        if self._buffer.startswith(END):
-            rest = self._buffer[len(END) :]
-            self._close_call(start + len(END))
-            return rest
-        # Something else follows the arguments: the call ends without its end marker,
-        # and that text is content.
-        rest = self._buffer
-        self._close_call(start, recovery="missing-end")
-        return rest
+    def _arguments_end(self) -> None:
+        """``</call>`` met outside a string: the value ends here, trailing whitespace
+        trimmed."""
+        self.arguments(self._json.finish().rstrip(WHITESPACE))
 
-    def _close_call(self, end: int, recovery: str | None = None) -> None:
-        # Nothing is left to emit: the arguments streamed as they came.
-        index = self._calls - 1
-        if recovery is not None:
-            self._events.append(Event(recovery, index))
-        text = "".join(self._arguments)
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
-            self._events.append(Event("malformed-arguments", index))
-        self._framing.append(Span(self._call_start, end))
-        self._state = "content"
-        self._buffer = ""
-        self._json = None
-        self._scanner = MarkerScanner(self._markers)
-        self._scanner_base = end
-
-
-def _readable(name: str, *, partial: bool) -> bool:
-    """Whether ``name`` is (or, ``partial``, may still become) a call's name."""
-    if len(name) > MAX_NAME or any(char in name for char in '<"\n\r'):
-        return False
-    return partial or bool(name)
+    def _end(self, start: int) -> None:
+        """A new ``<call name="`` at ``start`` ends whatever was open."""
+        state = self._state
+        if state is _State.NAME:
+            self._unreadable()
+        elif state is _State.ARGUMENTS:
+            self._arguments_end()
+            self.close_call()
+        elif state is _State.AFTER:
+            self.settle()
+            self.event(EventName.MISSING_END, f"{START} before </call>")
+            self.close_call()
+        del start

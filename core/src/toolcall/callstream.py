@@ -1,0 +1,552 @@
+"""The call-stream machine: the one stream every family is built on (DESIGN §3.6).
+
+A family subclasses :class:`CallStream` and describes its format in three hooks,
+:meth:`~CallStream.on_text`, :meth:`~CallStream.on_marker` and
+:meth:`~CallStream.on_end`; the machine owns everything else, once:
+
+* **scanning**: the output is split at the family's markers (held back only while
+  a suffix could still grow into one) and handed to the hooks with offsets;
+* **calls**: :meth:`~CallStream.open_call` numbers a call and emits its id and
+  complete name together; :meth:`~CallStream.arguments` appends argument text;
+  :meth:`~CallStream.close_call` ends it and records ``malformed-arguments`` when
+  the arguments of an otherwise sound call are not a strict JSON object;
+* **contiguity** (DESIGN §4.2): content met while a call's arguments are open is
+  deferred until they end, so no content ever separates two fragments of a call;
+* **content**: the whitespace policy (:class:`~toolcall.scanning.ContentGate`),
+  with every character it drops recorded as framing;
+* **framing**: spans of the output read as markup, merged as they grow;
+* **held text**: :meth:`~CallStream.hold` keeps text whose fate is not known yet,
+  then :meth:`~CallStream.settle` makes it framing or :meth:`~CallStream.release`
+  makes it content, verbatim;
+* **output**: the pieces of one step, merged into as few deltas as keep their order;
+* ``tool_choice: "none"``: every character is content, markup included;
+* **never raise**: an internal error of the family records ``internal-error``, is
+  logged once, and turns the rest of the output into content (nothing is lost);
+* **fast paths**: a family that knows the next text is plain content or plain
+  argument text until some character shows up (:meth:`~CallStream.fast_content`,
+  :meth:`~CallStream.fast_arguments`) lets the machine skip scanning for it.
+
+A minimal family (``<call>NAME {json}</call>``, an illustration)::
+
+    class MyStream(CallStream):
+        def __init__(self, parser):
+            super().__init__(parser, markers=("<call>", "</call>"))
+
+        def on_marker(self, marker, start):
+            ...  # open a call at "<call>", close it at "</call>"
+
+        def on_text(self, text, start):
+            ...  # content outside calls, the name, the arguments inside
+
+        def on_end(self):
+            ...  # the output ended: decide what is still open
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final, Protocol
+
+from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
+from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
+
+if TYPE_CHECKING:
+    from toolcall.parser import Parser
+
+__all__ = ["CallStream"]
+
+logger = logging.getLogger("toolcall")
+
+#: The ``index`` of a content piece and of a reasoning piece in the output buffer.
+_CONTENT: Final = -1
+_REASONING: Final = -2
+#: Events after which a call's arguments are not expected to be a JSON object.
+_EXCUSED: Final = frozenset({EventName.MALFORMED_ARGUMENTS, EventName.TRUNCATED})
+#: What ``event()`` attaches an event to by default: the open call, if any.
+_CURRENT: Final = -1
+
+
+class _Search(Protocol):
+    """A compiled pattern (``re`` or ``regex``): what the fast paths search with."""
+
+    def search(self, string: str, /) -> object | None: ...
+
+
+class _Output:
+    """The pieces one step releases, merged into as few deltas as keep their order.
+
+    A piece is ``(index, id, name, text)``: index ``-1`` is content, ``-2`` is
+    reasoning, anything else a call's entry. Pieces of one call that follow each
+    other become one entry; content or reasoning after call entries starts a new
+    delta, so the order of the output survives.
+    """
+
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, str | None, str | None, str]] = []
+
+    def take(self) -> list[Delta]:
+        pieces = self.pieces
+        if not pieces:
+            return []
+        self.pieces = []
+        if len(pieces) == 1:  # the common case: one token, one piece
+            index, call_id, name, text = pieces[0]
+            if index == _CONTENT:
+                return [Delta(text)]
+            if index == _REASONING:
+                return [Delta(reasoning=text)]
+            return [Delta("", (ToolCallDelta(index, call_id, name, text),))]
+        deltas: list[Delta] = []
+        texts: list[str] = []
+        kind = _CONTENT
+        calls: dict[int, list[str | None]] = {}
+        for index, call_id, name, text in pieces:
+            if index < 0:
+                if calls:
+                    deltas.append(_calls_delta(calls))
+                    calls = {}
+                elif texts and index != kind:
+                    deltas.append(_text_delta(kind, texts))
+                    texts = []
+                kind = index
+                texts.append(text)
+                continue
+            if texts:
+                deltas.append(_text_delta(kind, texts))
+                texts = []
+            entry = calls.get(index)
+            if entry is None:
+                calls[index] = [call_id, name, text]
+            else:
+                entry[2] = (entry[2] or "") + text
+        if texts:
+            deltas.append(_text_delta(kind, texts))
+        if calls:
+            deltas.append(_calls_delta(calls))
+        return deltas
+
+
+def _text_delta(kind: int, texts: list[str]) -> Delta:
+    text = "".join(texts)
+    return Delta(text) if kind == _CONTENT else Delta(reasoning=text)
+
+
+def _calls_delta(calls: dict[int, list[str | None]]) -> Delta:
+    return Delta(
+        "",
+        tuple(
+            ToolCallDelta(index, call_id, name, text or "")
+            for index, (call_id, name, text) in calls.items()
+        ),
+    )
+
+
+class CallStream(abc.ABC):
+    """The incremental parse of one output; a family subclasses it (see the module).
+
+    ``markers`` are the strings the output is split at before the hooks see it
+    (``None``: the family reads the raw text itself in :meth:`on_text`).
+    """
+
+    def __init__(self, parser: Parser, markers: Markers | Iterable[str] | None = None) -> None:
+        self.parser = parser
+        self.request = parser.request
+        #: Whether the named recoveries of the policy apply (``TOOLCALL_STRICT_PARSING``).
+        self.recover = not parser.context.strict_parsing
+        if markers is not None and not isinstance(markers, Markers):
+            markers = Markers(markers)
+        self._markers = markers
+        self._scanner = MarkerScanner(markers) if markers is not None else None
+        self._none = self.request.tool_choice == "none"
+        #: Whether :meth:`finish` is running (the hooks see the end of the output).
+        self.ending = False
+        self._out = _Output()
+        self._events: list[Event] = []
+        self._spans: list[list[int]] = []
+        self._gate = ContentGate()
+        self._gate_spans: list[list[int]] = []  # whitespace the gate holds back
+        self._pending: list[tuple[str, int]] = []
+        self._deferred: list[tuple[str, int]] = []
+        self._accounted = 0  # the end of the furthest text given a fate
+        self._position = 0
+        self._calls = 0
+        self._index = -1
+        self._args_open = False
+        self._args: list[str] = []
+        self._call_events: set[str] = set()  # the names of the open call's events
+        self._fast: _Search | None = None
+        self._fast_arguments = False
+        self._finished = False
+        self._failed = False
+
+    # -- the Stream protocol ------------------------------------------------------------
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(self._events)
+
+    @property
+    def framing(self) -> tuple[Span, ...]:
+        spans = sorted(self._spans)
+        merged: list[list[int]] = []
+        for start, end in spans:
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return tuple(Span(start, end) for start, end in merged)
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        """Take the next piece of output; return what can be released now."""
+        del token_ids  # every family reads its markers from the text (DESIGN §6)
+        if type(text) is not str:
+            msg = f"feed() takes the delta text as str, not {type(text).__name__}"
+            raise TypeError(msg)
+        if self._finished:
+            msg = "feed() after finish(): this stream's output has ended"
+            raise RuntimeError(msg)
+        start = self._position
+        end = self._position = start + len(text)
+        scanner = self._scanner
+        held_start, held = start, ""
+        try:
+            fast = self._fast
+            if (
+                fast is not None
+                and (scanner is None or not scanner.held)
+                and fast.search(text) is None
+            ):
+                if scanner is not None:
+                    scanner.skip(len(text))
+                if self._fast_arguments:
+                    # The hot path: argument text with nothing in it to scan for.
+                    self._accounted = end
+                    self._add_span(start, end)
+                    self._args.append(text)
+                    return [Delta("", (ToolCallDelta(self._index, None, None, text),))]
+                self.content(text, start)
+                return self._out.take()
+            if self._failed:
+                self.content(text, start)
+            elif self._none:
+                self._pass_through(text, start)
+            elif scanner is None:
+                self.on_text(text, start)
+            else:
+                held_start, held = scanner.position, scanner.held
+                for segment in scanner.feed(text):
+                    if type(segment) is Text:
+                        self.on_text(segment.text, segment.start)
+                    else:
+                        self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
+        except Exception as error:
+            self._fail(error, held + text, held_start)
+        return self._out.take()
+
+    def finish(self) -> list[Delta]:
+        """The output has ended: release everything still held back."""
+        if self._finished:
+            return []
+        self._finished = True
+        self.ending = True
+        scanner = self._scanner
+        if not self._failed and not self._none:
+            held_start = self._position if scanner is None else scanner.position
+            held = "" if scanner is None else scanner.held
+            try:
+                if scanner is not None:
+                    for segment in scanner.finish():
+                        self.on_text(segment.text, segment.start)
+                self.on_end()
+                self._wind_up()
+            except Exception as error:
+                self._fail(error, held, held_start)
+        self._gate.finish()
+        self._drop_gate_spans()
+        return self._out.take()
+
+    # -- the hooks a family implements --------------------------------------------------
+
+    @abc.abstractmethod
+    def on_text(self, text: str, start: int) -> None:
+        """Output text (no marker in it) starting at offset ``start``."""
+
+    def on_marker(self, marker: str, start: int) -> None:
+        """One of the family's markers at offset ``start``; by default, text."""
+        self.on_text(marker, start)
+
+    @abc.abstractmethod
+    def on_end(self) -> None:
+        """The output ended (every held character has been handed to the hooks).
+
+        Whatever the family leaves open is wound up by the machine: an open call
+        is closed, held text is released as content."""
+
+    # -- what a family calls: calls --------------------------------------------------------
+
+    @property
+    def index(self) -> int | None:
+        """The index of the open call, or ``None``."""
+        return self._index if self._index >= 0 else None
+
+    @property
+    def arguments_open(self) -> bool:
+        """Whether the open call may still receive argument text."""
+        return self._args_open
+
+    @property
+    def calls(self) -> int:
+        """How many calls were opened so far."""
+        return self._calls
+
+    def open_call(self, name: str, arguments: str = "", call_id: str | None = None) -> int:
+        """Commit a call: its index, an id (``call_id``, or a fresh one in the parser's
+        style) and its complete name, with any argument text already known. Whitespace
+        that the content gate held before it was framing. Returns the index."""
+        if self._index >= 0:
+            self.close_call()
+        index = self._calls
+        self._calls = index + 1
+        self._index = index
+        self._args_open = True
+        self._args = [arguments] if arguments else []
+        self._call_events = set()
+        self._fast = None
+        self._gate.boundary()
+        self._drop_gate_spans()
+        identifier = call_id if call_id is not None else self.parser.new_call_id()
+        self._out.pieces.append((index, identifier, name, arguments))
+        return index
+
+    def arguments(self, text: str) -> None:
+        """Append argument text to the open call."""
+        if not text:
+            return
+        if not self._args_open:
+            msg = "arguments() with no call whose arguments are open"
+            raise RuntimeError(msg)
+        self._args.append(text)
+        self._out.pieces.append((self._index, None, None, text))
+
+    def arguments_text(self) -> str:
+        """The open call's argument text so far."""
+        text = "".join(self._args)
+        self._args = [text] if text else []
+        return text
+
+    def end_arguments(self) -> None:
+        """The open call gets no more argument text: content deferred while its
+        arguments were open is released now, and later content right away."""
+        if not self._args_open:
+            return
+        self._args_open = False
+        self._fast = None
+        deferred, self._deferred = self._deferred, []
+        for text, start in deferred:
+            self.content(text, start)
+
+    def close_call(self, *, check: bool = True) -> None:
+        """The open call ends. Unless an event already says its arguments are
+        defective (or ``check`` is false), arguments that are not a strict JSON
+        object (DESIGN §4.3) record ``malformed-arguments``."""
+        index = self._index
+        if index < 0:
+            return
+        self.end_arguments()
+        if check and not self._call_events & _EXCUSED:
+            problem = json_object_problem("".join(self._args))
+            if problem is not None:
+                self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
+        self._index = -1
+        self._args = []
+
+    def event(self, name: str, detail: str = "", call: int | None = _CURRENT) -> None:
+        """Record an event, on the open call unless ``call`` says otherwise."""
+        if call == _CURRENT:
+            call = self._index if self._index >= 0 else None
+        if call is not None and call == self._index:
+            self._call_events.add(name)
+        self._events.append(Event(name, call, detail))
+
+    def has_event(self, name: str, call: int | None = _CURRENT) -> bool:
+        """Whether an event of that name was recorded on the call (default: the open one)."""
+        if call == _CURRENT:
+            call = self._index if self._index >= 0 else None
+        if call is not None and call == self._index:
+            return name in self._call_events
+        return any(event.name == name and event.call_index == call for event in self._events)
+
+    # -- what a family calls: content, framing, held text -------------------------------
+
+    def content(self, text: str, start: int) -> None:
+        """Content at offset ``start``, through the whitespace policy. While a call's
+        arguments are open, it waits until they end (DESIGN §4.2)."""
+        if not text:
+            return
+        end = start + len(text)
+        self._accounted = max(self._accounted, end)
+        if self._args_open:
+            self._deferred.append((text, start))
+            return
+        released_before = self._gate.released
+        released = self._gate.text(text)
+        if not released:
+            self._hold_gate_span(start, end)
+            return
+        kept_end = start + len(text.rstrip(WHITESPACE))
+        if released_before:
+            self._gate_spans = []
+        else:
+            self._drop_gate_spans()
+            self._add_span(start, kept_end - len(released))
+        if kept_end < end:
+            self._gate_spans.append([kept_end, end])
+        self._out.pieces.append((_CONTENT, None, None, released))
+
+    def reasoning(self, text: str, start: int) -> None:
+        """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
+        like framing: the rest of the output is content."""
+        if not text:
+            return
+        self.frame(start, start + len(text))
+        self._out.pieces.append((_REASONING, None, None, text))
+
+    def frame(self, start: int, end: int) -> None:
+        """``[start, end)`` of the output is markup (markers, a call's body)."""
+        if end <= start:
+            return
+        self._accounted = max(self._accounted, end)
+        self._add_span(start, end)
+
+    def hold(self, text: str, start: int) -> None:
+        """Text whose fate is not known yet; :meth:`settle` or :meth:`release` decides."""
+        if not text:
+            return
+        end = start + len(text)
+        self._accounted = max(self._accounted, end)
+        self._pending.append((text, start))
+
+    @property
+    def held(self) -> str:
+        """The text held so far."""
+        return "".join(text for text, _ in self._pending)
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._pending)
+
+    def settle(self) -> None:
+        """The held text was framing."""
+        pending, self._pending = self._pending, []
+        for text, start in pending:
+            self._add_span(start, start + len(text))
+
+    def release(self) -> None:
+        """The held text was content, verbatim."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        start = pending[0][1]
+        run: list[str] = []
+        for text, at in pending:
+            if at != start + sum(map(len, run)):
+                self.content("".join(run), start)
+                run, start = [], at
+            run.append(text)
+        self.content("".join(run), start)
+
+    # -- what a family calls: fast paths ----------------------------------------------------
+
+    def fast_content(self, stop: _Search) -> None:
+        """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
+        marker prefix held) is content as it stands: the hooks do not see it."""
+        self._fast = stop
+        self._fast_arguments = False
+
+    def fast_arguments(self, stop: _Search) -> None:
+        """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
+        marker prefix held) is argument text of the open call, and framing."""
+        if not self._args_open:
+            msg = "fast_arguments() with no call whose arguments are open"
+            raise RuntimeError(msg)
+        self._fast = stop
+        self._fast_arguments = True
+
+    def slow(self) -> None:
+        """Every delta goes through the hooks again."""
+        self._fast = None
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _pass_through(self, text: str, start: int) -> None:
+        """``tool_choice: "none"``: content, verbatim; the scanner only tells whether
+        markup stood in it (event ``unparsed-markup``, once)."""
+        scanner = self._scanner
+        if (
+            scanner is not None
+            and not self._events
+            and any(type(segment) is not Text for segment in scanner.feed(text))
+        ):
+            self.event(EventName.UNPARSED_MARKUP, 'tool_choice "none": markup is content', None)
+        self.content(text, start)
+
+    def _wind_up(self) -> None:
+        """What the family left open at the end of output."""
+        if self._index >= 0:
+            self.close_call()
+        self.release()
+
+    def _fail(self, error: Exception, text: str, start: int) -> None:
+        """An internal error: ``text`` (from offset ``start``: the step's text with what
+        the scanner held before it) failed. What the step had decided stands; held text
+        and the part of ``text`` not given a fate yet are content, and so is the rest of
+        the output."""
+        self._failed = True
+        self._fast = None
+        self._scanner = None
+        self.ending = True
+        name = f"{type(error).__name__}: {error}"
+        logger.error(
+            "toolcall: parser %r failed; the rest of the output is content: %s",
+            self.parser.name,
+            name,
+        )
+        try:
+            if self._index >= 0:
+                self.end_arguments()
+                self._index = -1
+                self._args = []
+            self.event(EventName.INTERNAL_ERROR, name, None)
+            self.release()
+            skip = max(0, min(self._accounted - start, len(text)))
+            self.content(text[skip:], start + skip)
+        except Exception:
+            self._out.pieces.append((_CONTENT, None, None, text))
+
+    def _add_span(self, start: int, end: int) -> None:
+        """Record framing; spans are merged with the last one when they touch, and
+        sorted (once) when read."""
+        if end <= start:
+            return
+        spans = self._spans
+        if spans and spans[-1][1] == start:
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+
+    def _hold_gate_span(self, start: int, end: int) -> None:
+        spans = self._gate_spans
+        if spans and spans[-1][1] == start:
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
+
+    def _drop_gate_spans(self) -> None:
+        """Whitespace the gate held was framing."""
+        spans, self._gate_spans = self._gate_spans, []
+        for start, end in spans:
+            self._add_span(start, end)

@@ -170,31 +170,57 @@ def _import_name(path: Path) -> str:
 
 
 VLLM_ENV = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}
+#: The cached vLLM environment: built once, never changed afterwards (several
+#: checkouts may share one through TOOLCALL_VLLM_BASE).
+VLLM_BASE = Path(os.environ.get("TOOLCALL_VLLM_BASE", CACHE / VLLM.replace("==", "-")))
+#: What the vLLM environment brings besides vLLM, for our tests and the benchmark.
+VLLM_EXTRAS = ["hatch>=1.12", "openai", *TEST_DEPS]
+
+
+def _site_packages(venv: Path) -> Path:
+    return next((venv / "lib").glob("python3*/site-packages"))
+
+
+def _vllm_base(session: nox.Session) -> Path:
+    """The vLLM environment, built on first use (vLLM and its ~9.5 GB)."""
+    python = VLLM_BASE / "bin" / "python"
+    marker = VLLM_BASE / ".toolcall-ready"
+    if not marker.exists():
+        session.run("python3", "-m", "venv", str(VLLM_BASE), external=True)
+        session.run(str(python), "-m", "pip", "install", VLLM, *VLLM_EXTRAS, external=True)
+        marker.write_text(VLLM)
+    # Environments made before the overlay existed had our wheels installed in them.
+    ours = sorted(
+        p.name.split("-")[0] for p in _site_packages(VLLM_BASE).glob("toolcall*.dist-info")
+    )
+    if ours:
+        session.run(str(python), "-m", "pip", "uninstall", "-q", "-y", *ours, external=True)
+    return VLLM_BASE
 
 
 def _vllm_venv(session: nox.Session) -> Path:
-    """The cached vLLM venv with fresh wheels of our distributions; returns its python.
+    """A fresh overlay on the vLLM environment with fresh wheels of ours; returns its python.
 
-    The venv is created (vLLM and its ~9.5 GB) once, then reused; our wheels are
-    rebuilt with hatch and reinstalled on every call, so it runs the working tree.
+    The overlay is a small venv whose site-packages holds our wheels (built from the
+    working tree with hatch) and a ``.pth`` that puts the vLLM environment's
+    site-packages after its own, so it runs the working tree on the cached vLLM
+    without ever installing into it.
     """
-    venv = CACHE / VLLM.replace("==", "-")
-    python = venv / "bin" / "python"
-    marker = venv / ".toolcall-ready"
-    if not marker.exists():
-        session.run("python3", "-m", "venv", str(venv), external=True)
-        session.run(
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            VLLM,
-            "hatch>=1.12",
-            "openai",
-            *TEST_DEPS,
-            external=True,
-        )
-        marker.write_text(VLLM)
+    base = _vllm_base(session)
+    overlay = CACHE / "vllm-run"
+    shutil.rmtree(overlay, ignore_errors=True)
+    session.run("python3", "-m", "venv", str(overlay), external=True)
+    # addsitedir, not a bare path: the vLLM environment's own .pth files apply too.
+    (_site_packages(overlay) / "_toolcall_vllm_base.pth").write_text(
+        f"import site; site.addsitedir({str(_site_packages(base))!r})\n"
+    )
+    python = overlay / "bin" / "python"
+    # The `vllm` command of the overlay: vLLM's own entry point, on the overlay's python.
+    command = overlay / "bin" / "vllm"
+    command.write_text(
+        f"#!{python}\nimport sys\nfrom vllm.entrypoints.cli.main import main\nsys.exit(main())\n"
+    )
+    command.chmod(0o755)
     dist = CACHE / "vllm-session-wheels"
     shutil.rmtree(dist, ignore_errors=True)
     replay = ROOT / "conformance" / "replay"
@@ -203,21 +229,11 @@ def _vllm_venv(session: nox.Session) -> Path:
     for path in [*DISTRIBUTIONS, *extras]:
         with session.chdir(path):
             session.run(
-                str(venv / "bin" / "hatch"), "build", "-t", "wheel", str(dist), external=True
+                str(base / "bin" / "hatch"), "build", "-t", "wheel", str(dist), external=True
             )
     wheels = sorted(str(w) for w in dist.glob("*.whl"))
-    session.run(
-        str(python),
-        "-m",
-        "pip",
-        "install",
-        "-q",
-        "--force-reinstall",
-        "--no-deps",
-        *wheels,
-        external=True,
-    )
-    # Dependencies of our distributions that vLLM does not bring.
+    # Our wheels, then what they need that the vLLM environment does not bring.
+    session.run(str(python), "-m", "pip", "install", "-q", "--no-deps", *wheels, external=True)
     session.run(
         str(python), "-m", "pip", "install", "-q", "--find-links", str(dist), *wheels, external=True
     )

@@ -270,6 +270,14 @@ def vllm(session: nox.Session) -> None:
 
 
 @nox.session(python=False, default=False)
+def vllm_env(session: nox.Session) -> None:
+    """Only (re)build the vLLM overlay with fresh wheels, to run tests in it by hand:
+    ``VLLM_TARGET_DEVICE=cpu $TOOLCALL_CACHE/vllm-run/bin/python -m pytest -m vllm FOLDER``."""
+    python = _vllm_venv(session)
+    session.log(f"vLLM overlay ready: {python}")
+
+
+@nox.session(python=False, default=False)
 def bench(session: nox.Session) -> None:
     """Our parsers against vLLM's built-ins of the same names (DESIGN §8), in the vLLM venv.
 

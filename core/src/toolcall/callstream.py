@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
 from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
@@ -180,6 +180,7 @@ class CallStream(abc.ABC):
         self._call_events: set[str] = set()  # the names of the open call's events
         self._fast: _Search | None = None
         self._fast_arguments = False
+        self._escape: Callable[[str], str] | None = None
         self._finished = False
         self._failed = False
 
@@ -226,6 +227,8 @@ class CallStream(abc.ABC):
                     # The hot path: argument text with nothing in it to scan for.
                     self._accounted = end
                     self._add_span(start, end)
+                    if self._escape is not None:
+                        text = self._escape(text)
                     self._args.append(text)
                     return [Delta("", (ToolCallDelta(self._index, None, None, text),))]
                 self.content(text, start)
@@ -467,14 +470,18 @@ class CallStream(abc.ABC):
         self._fast = stop
         self._fast_arguments = False
 
-    def fast_arguments(self, stop: _Search) -> None:
+    def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing."""
+        marker prefix held) is argument text of the open call, and framing: the delta
+        as it stands, or as ``escape`` writes it (a format whose string values are
+        not JSON text streams them through
+        :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
         if not self._args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
         self._fast = stop
         self._fast_arguments = True
+        self._escape = escape
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""

@@ -104,3 +104,11 @@ def test_a_delta_without_a_marker_start_takes_the_fast_path() -> None:
     assert stream.hooked == 0
     stream.feed(CLOSE)
     assert stream.framing[0].end == len(OPEN) + len('say "hi"\n') + len(CLOSE)
+
+
+def test_an_empty_delta_on_the_fast_path_releases_nothing() -> None:
+    stream = parser(StringParser).stream()
+    stream.feed(OPEN)
+    assert stream.feed("") == []
+    assert stream.hooked == 0
+    assert [e.arguments for d in stream.feed("x") for e in d.tool_calls] == ["x"]

@@ -218,6 +218,7 @@ class CallStream(abc.ABC):
             fast = self._fast
             if (
                 fast is not None
+                and text
                 and (scanner is None or not scanner.held)
                 and fast.search(text) is None
             ):

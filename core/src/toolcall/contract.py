@@ -32,8 +32,10 @@ calls does not matter):
    whitespace, except for a held-back tail of fewer non-whitespace characters than
    the longest marker, or a tail that starts with a marker (a candidate call that
    may still turn out to be unreadable markup, which may be held until
-   ``finish``); a call is announced by the end of the step in which its framing
-   ends;
+   ``finish``), or content after the last call announced so far while no
+   content after that call was released yet (it may wait until the call's
+   arguments end: clause 2 wins over 6); a call is announced by the end of the
+   step in which its framing ends;
 7. see :func:`check_cost`.
 
 Clause 6 needs to know which framing holds which call. Calls are not positioned
@@ -366,6 +368,7 @@ class _Final:
         self.marker_starts()
         self.lost()
         if self.c.promptness:
+            self.placed = self.placements()
             self.prompt_content()
             self.prompt_calls()
 
@@ -546,9 +549,23 @@ class _Final:
         return _show(self.text[offset:stop].rstrip())
 
     # clause 6
+    def placements(self) -> list[tuple[int, int]]:
+        """Each call's framing block and name position (see the module docstring),
+        ``(-1, -1)`` where it cannot be placed (nor can the calls before it)."""
+        found: list[tuple[int, int]] = [(-1, -1)] * len(self.calls)
+        limit = len(self.text)
+        for number in range(len(self.calls) - 1, -1, -1):
+            block, at = self.place(self.calls[number].name, limit)
+            if block < 0:
+                break
+            found[number] = (block, at)
+            limit = at
+        return found
+
     def prompt_content(self) -> None:
         c = self.c
         counts = array("q", accumulate((0 if ch.isspace() else 1 for ch in self.text), initial=0))
+        announced = [call.announced for call in self.calls]
         for step in range(self.feeds):
             shown, end = c._shown[step], c._ends[step]
             behind = bisect_left(self.outside, end)
@@ -559,6 +576,8 @@ class _Final:
                 continue  # a possible marker prefix
             if any(self.text.startswith(marker, held) for marker in c.markers):
                 continue  # a candidate call, possibly unreadable markup
+            if self.inside_open_call(step, shown, held, announced):
+                continue
             c.report(
                 6,
                 "content",
@@ -569,15 +588,23 @@ class _Final:
                 step,
             )
 
+    def inside_open_call(self, step: int, shown: int, held: int, announced: list[int]) -> bool:
+        """Whether the held content may wait for a call's arguments to end (clause 2
+        wins over 6): the last call announced by ``step`` stands before it, and no
+        content after that call was released yet."""
+        latest = bisect_right(announced, step) - 1
+        if latest < 0:
+            return False
+        at = self.placed[latest][1]
+        released_before = shown == 0 or self.outside[shown - 1] < at
+        return 0 <= at < held and released_before
+
     def prompt_calls(self) -> None:
         c = self.c
         feed_ends = c._ends[: self.feeds]
-        limit = len(self.text)
-        for call in reversed(self.calls):
-            block, at = self.place(call.name, limit)
+        for call, (block, _) in zip(reversed(self.calls), reversed(self.placed), strict=True):
             if block < 0:
                 return  # unplaced: no sound bound for this call or the ones before
-            limit = at
             ended = bisect_left(feed_ends, self.blocks[block][1])
             if ended < self.feeds and call.announced > ended:
                 when = (

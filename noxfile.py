@@ -121,6 +121,18 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON, default=False)
+def fuzz(session: nox.Session) -> None:
+    """Mutated corpus outputs through every installed parser, a large budget with random
+    seeds (TOOLCALL_FUZZ_EXAMPLES per parser, default 5,000). CI runs a bounded,
+    derandomized budget of the same test in the conformance session."""
+    session.install(*TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.env["TOOLCALL_FUZZ_EXAMPLES"] = os.environ.get("TOOLCALL_FUZZ_EXAMPLES", "5000")
+    session.env["TOOLCALL_FUZZ_RANDOM"] = "1"
+    session.run("pytest", "conformance/tests/test_fuzz.py", *session.posargs)
+
+
+@nox.session(python=PYTHON, default=False)
 def scorecard(session: nox.Session) -> None:
     """The main job: every installed parser against the shipped corpus (args go to the command)."""
     _install_grammar(session)

@@ -115,6 +115,8 @@ def conformance(session: nox.Session) -> None:
     if example.exists():
         _install_local(session, example)
     session.run("pytest", "conformance/tests", "-m", "not vllm", *session.posargs)
+    # The benchmark's own tests that need no vLLM (the linear-cost shapes).
+    session.run("pytest", "bench/tests", "-m", "not vllm", *session.posargs)
     if example.exists():
         session.run("pytest", str(example / "tests"))
     session.run("toolcall", "conformance")
@@ -279,6 +281,23 @@ def vllm(session: nox.Session) -> None:
             external=True,
             success_codes=[0, 5],
         )
+
+
+@nox.session(python=PYTHON, default=False)
+def linear(session: nox.Session) -> None:
+    """Linear cost on every input shape, for every installed parser (bench/README.md)."""
+    session.install(*TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.run(
+        "python",
+        "-m",
+        "toolcall_bench.linear",
+        *session.posargs,
+        env={
+            "PYTHONPATH": str(ROOT / "bench"),
+            "TOOLCALL_BENCH_COMMAND": " ".join(["nox -s linear", *session.posargs]),
+        },
+    )
 
 
 @nox.session(python=False, default=False)

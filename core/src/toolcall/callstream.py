@@ -12,6 +12,9 @@ A family subclasses :class:`CallStream` and describes its format in three hooks,
   the arguments of an otherwise sound call are not a strict JSON object;
 * **contiguity** (DESIGN §4.2): content met while a call's arguments are open is
   deferred until they end, so no content ever separates two fragments of a call;
+* **no marker across a call** (DESIGN §4.4): content released before a call and
+  content released after it may join into a marker (``Done</tool`` + a call +
+  ``_call>``); the machine records ``unparsed-markup`` when they do;
 * **content**: the whitespace policy (:class:`~toolcall.scanning.ContentGate`),
   with every character it drops recorded as framing;
 * **framing**: spans of the output read as markup, merged as they grow;
@@ -161,6 +164,15 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self.__markers = markers
         self.__scanner = MarkerScanner(markers) if markers is not None else None
+        joinable = markers
+        if joinable is None and any(parser.markers):
+            joinable = Markers(parser.markers)
+        #: The markers content may not join into across a call (none can if all are
+        #: one character long).
+        self.__joinable = joinable if joinable is not None and joinable.longest > 1 else None
+        self.__tail = ""  # the end of the content released so far, shorter than a marker
+        self.__joining = False  # whether a call came after content and the join is open
+        self.__since_call = 0  # content released since that call
         self.__none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
@@ -322,6 +334,9 @@ class CallStream(abc.ABC):
         self.__fast = None
         self.__gate.boundary()
         self.__drop_gate_spans()
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
         identifier = call_id if call_id is not None else self.parser.new_call_id()
         self.__out.pieces.append((index, identifier, name, arguments))
         return index
@@ -410,6 +425,8 @@ class CallStream(abc.ABC):
         if kept_end < end:
             self.__gate_spans.append([kept_end, end])
         self.__out.pieces.append((_CONTENT, None, None, released))
+        if self.__joinable is not None:
+            self.__remember(released)
 
     def reasoning(self, text: str, start: int) -> None:
         """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
@@ -418,6 +435,9 @@ class CallStream(abc.ABC):
             return
         self.frame(start, start + len(text))
         self.__out.pieces.append((_REASONING, None, None, text))
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
 
     def frame(self, start: int, end: int) -> None:
         """``[start, end)`` of the output is markup (markers, a call's body)."""
@@ -534,6 +554,27 @@ class CallStream(abc.ABC):
             self.content(text[skip:], start + skip)
         except Exception:
             self.__out.pieces.append((_CONTENT, None, None, text))
+
+    def __remember(self, released: str) -> None:
+        """Keep the end of the content released so far. After a call (or reasoning),
+        content released on either side of it must not join into a marker: if it
+        does, ``unparsed-markup`` says why content holds one (DESIGN §4.4)."""
+        joinable = self.__joinable
+        assert joinable is not None
+        keep = joinable.longest - 1
+        tail = self.__tail
+        if self.__joining:
+            marker = joinable.across(tail + released[:keep], len(tail))
+            self.__since_call += len(released)
+            if marker is not None:
+                detail = f"content on both sides of a call joins into {marker!r}"
+                self.event(EventName.UNPARSED_MARKUP, detail, None)
+            if marker is not None or self.__since_call >= keep:
+                self.__joining = False
+        if len(released) >= keep:
+            self.__tail = released[-keep:]
+        else:
+            self.__tail = (tail + released)[-keep:]
 
     def __add_span(self, start: int, end: int) -> None:
         """Record framing; spans are merged with the last one when they touch, and

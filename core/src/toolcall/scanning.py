@@ -85,6 +85,17 @@ class Markers:
             return Found(match.start(), stop, None) if match.start() < stop else None
         return Found(match.start(), match.end(), match.group())
 
+    def across(self, text: str, cut: int) -> str | None:
+        """A marker that stands in ``text`` across offset ``cut`` (starting before it and
+        ending after it), or ``None``: what two pieces of text join into. Looks at no
+        more than a marker's length on either side of ``cut``."""
+        low = max(0, cut - self.longest + 1)
+        high = min(len(text), cut + self.longest - 1)
+        for match in self._pattern.finditer(text, low, high, overlapped=True):
+            if match.start() < cut < match.end():
+                return str(match.group())
+        return None
+
     def __contains__(self, text: object) -> bool:
         return text in self.markers
 

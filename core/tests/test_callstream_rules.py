@@ -1,6 +1,7 @@
 """The call-stream machine's rules that hermes needed added to it, for every family:
 content on both sides of a call never joins into a marker without ``unparsed-markup``
-saying why (DESIGN §4.4).
+saying why (DESIGN §4.4), and ``close_call`` checks arguments a family's JSON scanner
+decoded already without decoding them again.
 
 The family here is the smallest one the machine can carry: ``<c>NAME</c>`` is a call
 named NAME with no arguments; everything else is content.
@@ -14,6 +15,7 @@ import pytest
 
 from toolcall import CallStream, EventName, Parser
 from toolcall.contract import check_stream
+from toolcall.scanning import UNDECODED
 
 START, END = "<c>", "</c>"
 
@@ -100,3 +102,35 @@ def test_content_that_does_not_join_into_a_marker_is_not_reported(text: str) -> 
         parsed, violations = check_stream(parser, steps)
         assert violations == [], "\n".join(map(str, violations))
         assert parsed.events == ()
+
+
+class DecodedStream(TinyStream):
+    """The tiny family, handing the machine a value its arguments decode to."""
+
+    def __init__(self, parser: Parser, value: object) -> None:
+        super().__init__(parser)
+        self._value = value
+
+    def on_marker(self, marker: str, start: int) -> None:
+        if marker == END and self.holding:
+            self.settle()
+            self.frame(start, start + len(marker))
+            self.open_call("f", '{"a": 1}')
+            self.close_call(value=self._value)
+        else:
+            super().on_marker(marker, start)
+
+
+@pytest.mark.parametrize(
+    ("value", "events"),
+    [({"a": 1}, []), ([1], ["malformed-arguments"]), (UNDECODED, [])],
+)
+def test_close_call_checks_a_value_already_decoded_without_decoding_again(
+    value: object, events: list[str]
+) -> None:
+    # The arguments text is a sound object; what the machine checks is the value it is
+    # given (a family whose JSON scanner decoded the arguments whole), else the text.
+    stream = DecodedStream(TinyParser(), value)
+    stream.feed("<c>f</c>")
+    stream.finish()
+    assert [event.name for event in stream.events] == events

@@ -52,7 +52,14 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
-from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
+from toolcall.scanning import (
+    UNDECODED,
+    ContentGate,
+    Markers,
+    MarkerScanner,
+    Text,
+    json_object_problem,
+)
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
 
 if TYPE_CHECKING:
@@ -231,15 +238,17 @@ class CallStream(abc.ABC):
             if (
                 fast is not None
                 and text
-                and (scanner is None or not scanner.held)
                 and fast.search(text) is None
+                and (scanner is None or scanner.pass_by(end - start))
             ):
-                if scanner is not None:
-                    scanner.skip(len(text))
                 if self.__fast_arguments:
                     # The hot path: argument text with nothing in it to scan for.
                     self.__accounted = end
-                    self.__add_span(start, end)
+                    spans = self.__spans
+                    if spans and spans[-1][1] == start:
+                        spans[-1][1] = end
+                    else:
+                        spans.append([start, end])
                     if self.__escape is not None:
                         text = self.__escape(text)
                     self.__args.append(text)
@@ -250,7 +259,7 @@ class CallStream(abc.ABC):
                 self.content(text, start)
             elif self.__none:
                 self.__pass_through(text, start)
-            elif scanner is None:
+            elif scanner is None or scanner.pass_plain(text):
                 self.on_text(text, start)
             else:
                 held_start, held = scanner.position, scanner.held
@@ -368,16 +377,19 @@ class CallStream(abc.ABC):
         for text, start in deferred:
             self.content(text, start)
 
-    def close_call(self, *, check: bool = True) -> None:
+    def close_call(self, *, check: bool = True, value: object = UNDECODED) -> None:
         """The open call ends. Unless an event already says its arguments are
         defective (or ``check`` is false), arguments that are not a strict JSON
-        object (DESIGN §4.3) record ``malformed-arguments``."""
+        object (DESIGN §4.3) record ``malformed-arguments``. ``value``: the
+        arguments already decoded strictly, if the family's JSON scanner did
+        (:attr:`~toolcall.scanning.JsonValueScanner.value`); they are not decoded
+        again."""
         index = self.__index
         if index < 0:
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            problem = json_object_problem("".join(self.__args))
+            problem = json_object_problem("".join(self.__args), value)
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1

@@ -15,7 +15,9 @@ inserted), each fed one-shot and under several splits. Per output
   (:func:`toolcall.scanning.json_object_problem`);
 * **nothing lost**, by an oracle that does not read the parser's framing: every
   word of the output (a run of letters, case-folded; text inside backslash
-  escapes and the parser's own markers aside) occurs at least as often in what
+  escapes and the parser's own markers aside, and a marker cut off by the end of
+  the output, which a family may read as its call's framing, DESIGN §6
+  ``missing-end``) occurs at least as often in what
   the parse returned (content, names, arguments) as in the output, unless the
   parse records that it ignored something (``ignored-member``, ``duplicate-key``).
   Words of the formats' own structure (:data:`STRUCTURE_WORDS`) are exempt.
@@ -205,6 +207,9 @@ def _strings(arguments: str) -> list[str]:
 
 
 def _words(text: str, markers: Sequence[str]) -> Counter[str]:
+    for marker in markers:
+        cut = next((n for n in range(len(marker) - 1, 0, -1) if text.endswith(marker[:n])), 0)
+        text = text[: len(text) - cut]
     for marker in markers:
         text = text.replace(marker, " ")
     text = _ESCAPE.sub(" ", text)

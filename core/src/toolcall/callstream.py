@@ -12,6 +12,9 @@ A family subclasses :class:`CallStream` and describes its format in three hooks,
   the arguments of an otherwise sound call are not a strict JSON object;
 * **contiguity** (DESIGN §4.2): content met while a call's arguments are open is
   deferred until they end, so no content ever separates two fragments of a call;
+* **no marker across a call** (DESIGN §4.4): content released before a call and
+  content released after it may join into a marker (``Done</tool`` + a call +
+  ``_call>``); the machine records ``unparsed-markup`` when they do;
 * **content**: the whitespace policy (:class:`~toolcall.scanning.ContentGate`),
   with every character it drops recorded as framing;
 * **framing**: spans of the output read as markup, merged as they grow;
@@ -49,7 +52,14 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
-from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
+from toolcall.scanning import (
+    UNDECODED,
+    ContentGate,
+    Markers,
+    MarkerScanner,
+    Text,
+    json_object_problem,
+)
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
 
 if TYPE_CHECKING:
@@ -161,6 +171,15 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self.__markers = markers
         self.__scanner = MarkerScanner(markers) if markers is not None else None
+        joinable = markers
+        if joinable is None and any(parser.markers):
+            joinable = Markers(parser.markers)
+        #: The markers content may not join into across a call (none can if all are
+        #: one character long).
+        self.__joinable = joinable if joinable is not None and joinable.longest > 1 else None
+        self.__tail = ""  # the end of the content released so far, shorter than a marker
+        self.__joining = False  # whether a call came after content and the join is open
+        self.__since_call = 0  # content released since that call
         self.__none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
@@ -219,15 +238,17 @@ class CallStream(abc.ABC):
             if (
                 fast is not None
                 and text
-                and (scanner is None or not scanner.held)
                 and fast.search(text) is None
+                and (scanner is None or scanner.pass_by(end - start))
             ):
-                if scanner is not None:
-                    scanner.skip(len(text))
                 if self.__fast_arguments:
                     # The hot path: argument text with nothing in it to scan for.
                     self.__accounted = end
-                    self.__add_span(start, end)
+                    spans = self.__spans
+                    if spans and spans[-1][1] == start:
+                        spans[-1][1] = end
+                    else:
+                        spans.append([start, end])
                     if self.__escape is not None:
                         text = self.__escape(text)
                     self.__args.append(text)
@@ -238,7 +259,7 @@ class CallStream(abc.ABC):
                 self.content(text, start)
             elif self.__none:
                 self.__pass_through(text, start)
-            elif scanner is None:
+            elif scanner is None or scanner.pass_plain(text):
                 self.on_text(text, start)
             else:
                 held_start, held = scanner.position, scanner.held
@@ -322,6 +343,9 @@ class CallStream(abc.ABC):
         self.__fast = None
         self.__gate.boundary()
         self.__drop_gate_spans()
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
         identifier = call_id if call_id is not None else self.parser.new_call_id()
         self.__out.pieces.append((index, identifier, name, arguments))
         return index
@@ -353,16 +377,19 @@ class CallStream(abc.ABC):
         for text, start in deferred:
             self.content(text, start)
 
-    def close_call(self, *, check: bool = True) -> None:
+    def close_call(self, *, check: bool = True, value: object = UNDECODED) -> None:
         """The open call ends. Unless an event already says its arguments are
         defective (or ``check`` is false), arguments that are not a strict JSON
-        object (DESIGN §4.3) record ``malformed-arguments``."""
+        object (DESIGN §4.3) record ``malformed-arguments``. ``value``: the
+        arguments already decoded strictly, if the family's JSON scanner did
+        (:attr:`~toolcall.scanning.JsonValueScanner.value`); they are not decoded
+        again."""
         index = self.__index
         if index < 0:
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            problem = json_object_problem("".join(self.__args))
+            problem = json_object_problem("".join(self.__args), value)
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1
@@ -410,6 +437,8 @@ class CallStream(abc.ABC):
         if kept_end < end:
             self.__gate_spans.append([kept_end, end])
         self.__out.pieces.append((_CONTENT, None, None, released))
+        if self.__joinable is not None:
+            self.__remember(released)
 
     def reasoning(self, text: str, start: int) -> None:
         """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
@@ -418,6 +447,9 @@ class CallStream(abc.ABC):
             return
         self.frame(start, start + len(text))
         self.__out.pieces.append((_REASONING, None, None, text))
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
 
     def frame(self, start: int, end: int) -> None:
         """``[start, end)`` of the output is markup (markers, a call's body)."""
@@ -534,6 +566,27 @@ class CallStream(abc.ABC):
             self.content(text[skip:], start + skip)
         except Exception:
             self.__out.pieces.append((_CONTENT, None, None, text))
+
+    def __remember(self, released: str) -> None:
+        """Keep the end of the content released so far. After a call (or reasoning),
+        content released on either side of it must not join into a marker: if it
+        does, ``unparsed-markup`` says why content holds one (DESIGN §4.4)."""
+        joinable = self.__joinable
+        assert joinable is not None
+        keep = joinable.longest - 1
+        tail = self.__tail
+        if self.__joining:
+            marker = joinable.across(tail + released[:keep], len(tail))
+            self.__since_call += len(released)
+            if marker is not None:
+                detail = f"content on both sides of a call joins into {marker!r}"
+                self.event(EventName.UNPARSED_MARKUP, detail, None)
+            if marker is not None or self.__since_call >= keep:
+                self.__joining = False
+        if len(released) >= keep:
+            self.__tail = released[-keep:]
+        else:
+            self.__tail = (tail + released)[-keep:]
 
     def __add_span(self, start: int, end: int) -> None:
         """Record framing; spans are merged with the last one when they touch, and

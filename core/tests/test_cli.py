@@ -444,3 +444,32 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
         code = process.wait(timeout=60)
     assert error == b""
     assert code == 141
+
+
+def test_a_plugin_that_exits_stops_neither_list_nor_parse(site: Site, tmp_path: Path) -> None:
+    """A plugin calling ``sys.exit()`` at import, under the real command in its own process."""
+    site.add_plugin("tc-pipe", parsers_plugin("piped"), ("piped",))
+    site.add_plugin("tc-exits", "import sys\nsys.exit('leaving')\n", ("exits",))
+    env = {**os.environ, "PYTHONPATH": str(site.path)}
+    raw = tmp_path / "output.txt"
+    raw.write_text(OUTPUT)
+
+    def command(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*COMMAND, *argv], env=env, capture_output=True, text=True, check=False
+        )
+
+    listed = command("list")
+    assert listed.returncode == 0, listed.stderr
+    assert "piped" in listed.stdout
+    assert "tc-exits 1.0" in listed.stdout
+    assert "import failed: SystemExit: leaving" in listed.stdout
+    parsed = command("parse", "-p", "piped", str(raw))
+    assert parsed.returncode == 0, parsed.stderr
+    assert json.loads(parsed.stdout)["content"] == CONTENT
+    claimed = command("parse", "-p", "exits", str(raw))
+    assert claimed.returncode == 2
+    assert claimed.stdout == ""
+    assert claimed.stderr.count("\n") == 1
+    assert "tc-exits 1.0" in claimed.stderr
+    assert "import failed: SystemExit: leaving" in claimed.stderr

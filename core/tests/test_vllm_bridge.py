@@ -660,6 +660,148 @@ def test_responses_api_requests(tokenizer: Any, choice: Any, called: bool) -> No
         assert info.content == OUTPUT
 
 
+# -- reading the request: vLLM's request types, its test doubles, namespaced tools --------
+
+
+def call_of(info: Any) -> tuple[str, str] | None:
+    """The one call of an ``ExtractedToolCallInformation`` (``None``: no call)."""
+    if not info.tools_called:
+        return None
+    (call,) = info.tool_calls
+    return call.function.name, call.function.arguments
+
+
+class NoDump(ChatCompletionRequest):  # type: ignore[misc]
+    """A chat request that refuses ``model_dump``: the adapter must read attributes."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the adapter called model_dump()")
+
+
+def test_the_request_is_read_through_its_attributes(tokenizer: Any) -> None:
+    request = NoDump(
+        model="test", messages=[{"role": "user", "content": "hi"}], tools=[TOOL], tool_choice="auto"
+    )
+    assert call_of(Adapter(tokenizer, request.tools).extract_tool_calls(OUTPUT, request)) == (
+        "get_weather",
+        ARGUMENTS,
+    )
+
+
+def test_vllm_test_doubles(tokenizer: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The request doubles of vLLM's own tool-parser tests (tests/tool_parsers):
+    ``Mock(spec=ChatCompletionRequest)`` with ``tools`` and ``tool_choice`` set, and
+    ``request=None`` with the tools given to the constructor."""
+    from unittest.mock import Mock
+
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionToolsParam
+
+    tools = [ChatCompletionToolsParam.model_validate(TOOL)]
+    mock = Mock(spec=ChatCompletionRequest)
+    mock.tools = tools
+    mock.tool_choice = "auto"
+    expected = ("get_weather", ARGUMENTS)
+    assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, mock)) == expected
+    parser = Adapter(tokenizer, tools)
+    messages = [
+        parser.extract_tool_calls_streaming("", text, text, [], ids, ids, mock)
+        for text, ids in token_steps(tokenizer, OUTPUT)
+    ]
+    (entry,) = entries_of([m for m in [*messages, parser.finish_streaming()] if m is not None])
+    assert entry["function"] == {"name": "get_weather", "arguments": ARGUMENTS}
+    assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, None)) == expected
+    # pydantic fields are not class attributes: a spec'd Mock has no tool_choice unless it
+    # is set, which reads as an explicit null (parsed like auto, vLLM's rule)
+    unset = Mock(spec=ChatCompletionRequest)
+    unset.tools = tools
+    assert not hasattr(unset, "tool_choice")
+    with caplog.at_level(logging.WARNING, logger="toolcall"):
+        assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, unset)) == expected
+    assert not [r for r in caplog.records if r.name == "toolcall"]
+    # a tool_choice that is no choice at all is read as auto, with a warning
+    odd = Mock(spec=ChatCompletionRequest)
+    odd.tools = tools
+    odd.tool_choice = Mock()
+    with caplog.at_level(logging.WARNING, logger="toolcall"):
+        assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, odd)) == expected
+    (record,) = [r for r in caplog.records if r.name == "toolcall"]
+    assert "reads the request as tool_choice auto" in record.getMessage()
+
+
+NAMESPACE = {
+    "type": "namespace",
+    "name": "mcp__fs",
+    "description": "The file system.",
+    "tools": [
+        {"type": "function", "name": "get_weather", "parameters": TOOL["function"]["parameters"]},
+        {"type": "custom", "name": "patch"},
+    ],
+}
+FLAT = "mcp__fs__get_weather"
+
+
+def responses_request(tools: list[Any], choice: Any = "auto") -> Any:
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+    return ResponsesRequest(model="test", input="Weather?", tools=tools, tool_choice=choice)
+
+
+def test_namespaced_tools_are_seen_as_vllm_names_them(tokenizer: Any) -> None:
+    """A Responses request whose only tools are a namespace group: vLLM 0.33 shows the
+    model ``mcp__fs__get_weather``; a call to it is a call, not content."""
+    request = responses_request([NAMESPACE])
+    output = OUTPUT.replace('"get_weather"', f'"{FLAT}"')
+    info = Adapter(tokenizer, request.tools).extract_tool_calls(output, request)
+    assert call_of(info) == (FLAT, ARGUMENTS)
+    assert info.content == "Let me check.\n"
+    parser = Adapter(tokenizer, request.tools)
+    messages = [
+        parser.extract_tool_calls_streaming("", text, text, [], ids, ids, request)
+        for text, ids in token_steps(tokenizer, output)
+    ]
+    (entry,) = entries_of([m for m in [*messages, parser.finish_streaming()] if m is not None])
+    assert entry["function"] == {"name": FLAT, "arguments": ARGUMENTS}
+
+
+def test_the_structural_tag_constrains_namespaced_tools(
+    tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "1")
+    request = responses_request([NAMESPACE], {"type": "function", "name": FLAT})
+    tag = Adapter(tokenizer).get_structural_tag(request, strict_level=ToolStrictLevel.PARAMETER)
+    assert isinstance(tag, xgrammar.StructuralTag)
+    # the custom member is dropped, as vLLM drops it; the function is pinned by its schema
+    (item,) = tag.format.tags
+    assert item.begin == f'{START}{{"name": "{FLAT}", "arguments": '
+    assert item.content.json_schema == TOOL["function"]["parameters"]
+
+
+def test_tools_are_read_exactly_as_vllm_shows_them_to_the_model(tokenizer: Any) -> None:
+    """Our reading of a Responses request's tools against vLLM's own
+    ``get_function_tools``: the same names, schemas, descriptions and strictness, in order."""
+    from vllm.tool_parsers.utils import get_function_tools
+
+    from toolcall.types import Request
+    from toolcall.vllm import _compat
+
+    tools = [
+        {"type": "function", "name": "lookup", "description": "Find.", "strict": True},
+        NAMESPACE,
+        {"type": "custom", "name": "run_sql", "description": "Run SQL."},
+        {"type": "web_search"},
+        {"type": "namespace", "name": "crm", "description": "CRM.", "tools": [
+            {"type": "function", "name": "find", "parameters": {"type": "object"}},
+        ]},
+    ]  # fmt: skip
+    request = responses_request(tools)
+    ours = Request.from_openai(_compat.request_data(request)).tools
+    theirs = get_function_tools(request.tools)
+    assert [(t.name, t.parameters, t.description, t.strict) for t in ours] == [
+        (t.name, t.parameters, t.description, t.strict) for t in theirs
+    ]
+    assert [t.name for t in ours] == ["lookup", FLAT, "run_sql", "crm__find"]
+
+
 def test_non_streaming_result(tokenizer: Any) -> None:
     parser = Adapter(tokenizer, [TOOL])
     info = parser.extract_tool_calls(OUTPUT + "\nThat is all.", chat_request())

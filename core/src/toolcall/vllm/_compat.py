@@ -146,27 +146,72 @@ def extracted_tool_calls(calls: Sequence[tuple[str, str, str]], content: str | N
     )
 
 
-_REQUEST_FIELDS = {"tools", "tool_choice", "parallel_tool_calls"}
-
-
 def request_data(request: Any, tools: Sequence[Any] | None = None) -> dict[str, Any]:
-    """``tools``, ``tool_choice`` and ``parallel_tool_calls`` of a vLLM chat or
-    Responses request as plain OpenAI JSON (``tools`` from the constructor when
-    there is no request)."""
-    if request is not None and hasattr(request, "model_dump"):
-        data: dict[str, Any] = request.model_dump(mode="json", include=_REQUEST_FIELDS)
-    else:
-        data = {}
-        if tools:
-            data["tools"] = [
-                tool.model_dump(mode="json") if hasattr(tool, "model_dump") else tool
-                for tool in tools
-            ]
-    choice = data.get("tool_choice")
-    if isinstance(choice, Mapping) and choice.get("type") == "allowed_tools":
-        # Responses' allowed_tools: vLLM parses it like its mode and never constrains it.
-        data["tool_choice"] = choice.get("mode", "auto")
+    """``tools``, ``tool_choice`` and ``parallel_tool_calls`` of a vLLM request as plain
+    OpenAI JSON, read through the attributes vLLM's request types define.
+
+    Any object with those attributes will do: ``ChatCompletionRequest``,
+    ``ResponsesRequest``, the Anthropic endpoint's converted request, and the test
+    doubles of vLLM's own suite (``Mock(spec=ChatCompletionRequest)`` with ``tools`` and
+    ``tool_choice`` set, or ``request=None`` with the tools given to the constructor).
+    Tools come from the request when it has a list of them, else from ``tools``; an
+    attribute that is not of its documented type counts as absent.
+    """
+    raw_tools = getattr(request, "tools", None)
+    if not isinstance(raw_tools, list | tuple):
+        raw_tools = tools
+    data: dict[str, Any] = {"tools": [_tool_json(tool) for tool in raw_tools or ()]}
+    if request is not None:
+        data["tool_choice"] = _choice_json(getattr(request, "tool_choice", None))
+        parallel = getattr(request, "parallel_tool_calls", None)
+        data["parallel_tool_calls"] = parallel if isinstance(parallel, bool) else None
     return data
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+_FUNCTION_FIELDS = ("name", "description", "parameters", "strict")
+
+
+def _tool_json(tool: Any) -> Any:
+    """A Chat Completions tool (``ChatCompletionToolsParam``) or a Responses API tool
+    (``FunctionTool``, ``NamespaceTool``, ``CustomTool``, ...) as OpenAI JSON."""
+    if isinstance(tool, Mapping):
+        return tool
+    data: dict[str, Any] = {"type": _field(tool, "type") or "function"}
+    function = _field(tool, "function")
+    source = tool if function is None else function
+    fields = {name: _field(source, name) for name in _FUNCTION_FIELDS}
+    fields = {name: value for name, value in fields.items() if value is not None}
+    if function is not None:
+        data["function"] = fields
+    else:
+        data |= fields
+    members = _field(tool, "tools")
+    if isinstance(members, list | tuple):
+        data["tools"] = [_tool_json(member) for member in members]
+    return data
+
+
+def _choice_json(choice: Any) -> Any:
+    """``tool_choice`` as OpenAI JSON: a mode string or ``None`` as it is; a named
+    function (Chat's ``ChatCompletionNamedToolChoiceParam``, Responses'
+    ``ToolChoiceFunction`` or ``ToolChoiceCustom``) as ``{"type": "function",
+    "function": {"name": ...}}``; Responses' ``allowed_tools`` as its mode, which is how
+    vLLM parses it (it never constrains it); anything else as it is, for
+    ``Request.from_openai`` to refuse."""
+    if choice is None or isinstance(choice, str):
+        return choice
+    kind = _field(choice, "type")
+    if kind == "allowed_tools":
+        return _field(choice, "mode") or "auto"
+    function = _field(choice, "function")
+    name = _field(function, "name") if function is not None else _field(choice, "name")
+    if isinstance(name, str):
+        return {"type": "function", "function": {"name": name}}
+    return {"type": kind}
 
 
 def structural_tag(data: Mapping[str, Any]) -> Any:

@@ -10,9 +10,12 @@ with a real HF tokenizer built offline (a small byte-level BPE with
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -435,6 +438,91 @@ def test_register_reports_names_it_could_not_register(
     (record,) = [record for record in caplog.records if record.name == "toolcall"]
     assert "tc_bridge_new" in record.getMessage()
     assert "registry locked" in record.getMessage()
+
+
+# -- logging through vLLM's ------------------------------------------------------------
+
+#: What ``vllm serve`` does around our plugin, in its order: plugins load while the
+#: arguments are parsed (our ``register()``), then logging is set up from the arguments
+#: (``configure_logging_from_args``), then the API server looks the tool parser up.
+SERVE_LIKE = """
+import toolcall.vllm
+from vllm.plugins import load_general_plugins
+load_general_plugins()
+from vllm.config.logging import LoggingConfig
+from vllm.logger import configure_logging
+configure_logging(LoggingConfig())
+from vllm.tool_parsers import ToolParserManager
+for name in ("jamba", "tc_bridge_new", "jamba"):
+    ToolParserManager.get_tool_parser(name)
+"""
+
+
+def test_startup_lines_show_under_vllms_default_logging(site: Site) -> None:
+    """Which distribution serves each name, and a broken plugin, once each, in vLLM's own
+    format on vLLM's own stream, with vLLM's default logging configuration."""
+    site.add_plugin(
+        "tc-bridge", parsers_plugin("jamba", "tc_bridge_new"), ("jamba", "tc_bridge_new")
+    )
+    site.add_plugin("tc-bridge-broken", "raise RuntimeError('plugin boom')\n", ("tc_broken",))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("VLLM_LOGGING", "VLLM_CONFIGURE_LOGGING", "VLLM_PLUGINS"))
+    }
+    env |= {"PYTHONPATH": str(site.path), "VLLM_TARGET_DEVICE": "cpu", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE_LIKE], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    module = site.module_name("tc_bridge")
+    lines = [line for line in done.stdout.splitlines() if "] toolcall" in line]
+    replaced = (
+        f"toolcall: jamba → tc-bridge 1.0 ({module}.tag_parser.<locals>.TagParser; "
+        "replaces vLLM's built-in)"
+    )
+    new = f"toolcall: tc_bridge_new → tc-bridge 1.0 ({module}.tag_parser.<locals>.TagParser; new)"
+    for message, level in [(replaced, "INFO"), (new, "INFO"), ("tc-bridge-broken 1.0", "ERROR")]:
+        said = [line for line in lines if message in line]
+        assert len(said) == 1, (message, done.stdout)
+        # vLLM's format: (PROCESS pid=N) LEVEL mm-dd hh:mm:ss [FILE:LINE] MESSAGE
+        assert said[0].startswith("("), said[0]
+        assert f") {level} " in said[0]
+    assert "RuntimeError: plugin boom" in next(line for line in lines if "tc-bridge-broken" in line)
+
+
+@pytest.fixture
+def toolcall_logger() -> Iterator[logging.Logger]:
+    """The ``toolcall`` and ``vllm`` loggers, restored after the test."""
+    ours, theirs = logging.getLogger("toolcall"), logging.getLogger(toolcall.vllm.VLLM_LOGGER)
+    saved = (ours.handlers[:], ours.level, theirs.handlers[:])
+    ours.handlers.clear()
+    ours.setLevel(logging.NOTSET)
+    yield ours
+    ours.handlers[:], theirs.handlers[:] = saved[0], saved[2]
+    ours.setLevel(saved[1])
+
+
+def test_route_logging_hands_records_to_vllms_handlers(toolcall_logger: logging.Logger) -> None:
+    vllm_logger = logging.getLogger(toolcall.vllm.VLLM_LOGGER)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    vllm_logger.handlers[:] = [handler]
+    toolcall.vllm.route_logging()
+    toolcall.vllm.route_logging()  # idempotent: one handler
+    assert len(toolcall_logger.handlers) == 1
+    toolcall_logger.debug("toolcall: below vLLM's level")
+    toolcall_logger.info("toolcall: hermes → toolcall-hermes 0.1.0")
+    assert stream.getvalue() == "INFO toolcall toolcall: hermes → toolcall-hermes 0.1.0\n"
+
+
+def test_route_logging_keeps_a_configured_logger(toolcall_logger: logging.Logger) -> None:
+    mine = logging.NullHandler()
+    toolcall_logger.addHandler(mine)
+    toolcall.vllm.route_logging()
+    assert toolcall_logger.handlers == [mine]
 
 
 # -- construction and the tokenizer ----------------------------------------------------

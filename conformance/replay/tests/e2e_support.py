@@ -19,9 +19,9 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,8 +49,14 @@ APIS = (
 #: The reasoning the think recordings open with (tokenized with the model's real tokenizer).
 REASONING = "The user wants something done; pick the right tool and its arguments."
 
-#: Our servers' log lines from the ``toolcall`` logger start with this.
-TOOLCALL_LOG_PREFIX = "[toolcall] "
+#: A line of vLLM 0.33's default log format (``_FORMAT``, vllm/logger.py:27-31):
+#: ``(PROCESS pid=N) LEVEL mm-dd hh:mm:ss [FILE:LINE] MESSAGE``. The servers run with
+#: vLLM's default logging, as a user's ``vllm serve`` does.
+VLLM_LOG_LINE = re.compile(
+    r"^\((?P<process>[^()]*) pid=(?P<pid>\d+)\) "
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d "
+    r"\[(?P<where>[^\]]*)\] (?P<message>.*)$"
+)
 
 #: The plugin distribution that raises at import (served next to glm47, see SERVERS).
 BROKEN_DISTRIBUTION = "toolcall-broken-e2e"
@@ -192,26 +198,6 @@ SERVER_FIXTURES = {
 }
 
 
-def logging_config() -> dict[str, Any]:
-    """vLLM's own logging config plus the ``toolcall`` logger at DEBUG, so that our bridge's
-    lines (which parser serves the name, any error) reach the server log, marked
-    :data:`TOOLCALL_LOG_PREFIX`. (``register()`` runs before ``vllm serve`` sets up logging,
-    so its own DEBUG line never shows.)"""
-    from vllm.logger import DEFAULT_LOGGING_CONFIG
-
-    config: dict[str, Any] = copy.deepcopy(DEFAULT_LOGGING_CONFIG)
-    config["handlers"]["vllm"]["formatter"] = "vllm"  # no colour codes in the log file
-    config["formatters"]["toolcall"] = {"format": TOOLCALL_LOG_PREFIX + "%(levelname)s %(message)s"}
-    config["handlers"]["toolcall"] = {
-        "class": "logging.StreamHandler",
-        "formatter": "toolcall",
-        "level": "DEBUG",
-        "stream": "ext://sys.stdout",
-    }
-    config["loggers"]["toolcall"] = {"handlers": ["toolcall"], "level": "DEBUG", "propagate": False}
-    return config
-
-
 def write_broken_plugin(site: Path) -> Path:
     """A directory for ``PYTHONPATH`` holding a toolcall plugin distribution (real
     ``dist-info`` metadata, entry point group ``toolcall``) whose module raises at import."""
@@ -289,9 +275,7 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
             recordings = [think_recording(c, tokenizer, spec.family) for c in cases]
         else:
             recordings = [Recording.from_case(c) for c in cases]
-    config_path = workdir / "logging.json"
-    config_path.write_text(json.dumps(logging_config()), "utf-8")
-    env = {"VLLM_LOGGING_CONFIG_PATH": str(config_path)}
+    env: dict[str, str] = {}
     if spec.plugins:
         env["TOOLCALL_CHECK_CONTRACT"] = "1"  # the bridge checks the delta contract live
     if spec.broken_plugin:
@@ -310,8 +294,37 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
     )
 
 
+@dataclass(frozen=True)
+class LogLine:
+    """A line of the server log in vLLM's format."""
+
+    process: str  # vLLM's process name: APIServer, ApiServer_0, EngineCore, ...
+    pid: int
+    level: str
+    where: str  # FILE:LINE
+    message: str
+
+    @classmethod
+    def parse(cls, line: str) -> LogLine | None:
+        found = VLLM_LOG_LINE.match(line)
+        if found is None:
+            return None
+        return cls(
+            found["process"], int(found["pid"]), found["level"], found["where"], found["message"]
+        )
+
+    @property
+    def ours(self) -> bool:
+        """Logged by toolcall (every message of the ``toolcall`` logger starts so)."""
+        return self.message.startswith("toolcall")
+
+
+def log_lines(text: str) -> list[LogLine]:
+    return [parsed for line in text.splitlines() if (parsed := LogLine.parse(line)) is not None]
+
+
 class LogWatch:
-    """Lines our bridge logged at WARNING or above since the last :meth:`take`."""
+    """Lines toolcall logged at WARNING or above since the last :meth:`take`."""
 
     def __init__(self, server: ReplayServer) -> None:
         self.server = server
@@ -332,19 +345,14 @@ class LogWatch:
             return []
         complete = new[: new.rfind(b"\n") + 1]  # a line still being written waits
         self._offset += len(complete)
-        quiet = (TOOLCALL_LOG_PREFIX + "DEBUG", TOOLCALL_LOG_PREFIX + "INFO")
         return [
-            line
-            for line in complete.decode("utf-8", "replace").splitlines()
-            if line.startswith(TOOLCALL_LOG_PREFIX) and not line.startswith(quiet)
+            f"{line.level} {line.message}"
+            for line in log_lines(complete.decode("utf-8", "replace"))
+            if line.ours and line.level not in ("DEBUG", "INFO")
         ]
 
-    def toolcall_lines(self) -> list[str]:
-        return [
-            line
-            for line in self.server.log_text().splitlines()
-            if line.startswith(TOOLCALL_LOG_PREFIX)
-        ]
+    def toolcall_lines(self) -> list[LogLine]:
+        return [line for line in log_lines(self.server.log_text()) if line.ours]
 
 
 # -- requests ----------------------------------------------------------------------------------

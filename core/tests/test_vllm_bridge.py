@@ -655,6 +655,69 @@ def test_empty_and_eos_only_steps(tokenizer: Any) -> None:
     assert parser.finish_streaming() is None
 
 
+class ClosedAtEndStream:
+    """A call whose body is closed by ``finish()``, as GLM closes a call whose output
+    ends right after a value: the text is argument text of call 0, then ``}``."""
+
+    events: tuple[Event, ...] = ()
+    framing: tuple[Span, ...] = ()
+
+    def __init__(self, parser: Parser) -> None:
+        self.parser = parser
+        self.started = False
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        if not text:
+            return []
+        if not self.started:
+            self.started = True
+            head = ToolCallDelta(0, id=self.parser.new_call_id(), name="get_weather")
+            return [Delta(tool_calls=(head, ToolCallDelta(0, arguments=text)))]
+        return [Delta(tool_calls=(ToolCallDelta(0, arguments=text),))]
+
+    def finish(self) -> list[Delta]:
+        return [Delta(tool_calls=(ToolCallDelta(0, arguments="}"),))] if self.started else []
+
+
+class ClosedAtEndParser(JsonTagParser):
+    name = "tc_closed_at_end"
+
+    def stream(self) -> Any:
+        return ClosedAtEndStream(self)
+
+
+def test_vllm_merges_the_flush_into_the_last_step(vllm_registry: None, tokenizer: Any) -> None:
+    """What core/README.md documents: the adapter returns one entry per call index per
+    message, from ``extract_tool_calls_streaming`` and from ``finish_streaming`` alike; in
+    the step that ends the stream, vLLM's ``DelegatingParser._flush_engine_parsers``
+    appends the flush's entries to that step's message, so call 0 has two entries there.
+    If a vLLM release stops doing this, this test says so."""
+    adapter = adapter_for(ClosedAtEndParser)
+    ToolParserManager.register_module(name=ClosedAtEndParser.name, module=adapter)
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name=ClosedAtEndParser.name, enable_auto_tools=True, tokenizer=tokenizer
+    )
+    request = chat_request()
+    parser = parser_cls(tokenizer, request.tools)
+    steps = ['{"city": ', '"Paris"']
+    messages = [
+        parser.parse_delta(text, [], request, prompt_token_ids=[1], finished=last)
+        for text, last in zip(steps, [False, True], strict=True)
+    ]
+    first, final = (message.model_dump(exclude_unset=True) for message in messages)
+    assert [entry["index"] for entry in first["tool_calls"]] == [0]
+    assert final["tool_calls"] == [
+        {"index": 0, "function": {"arguments": '"Paris"'}},
+        {"index": 0, "function": {"arguments": "}"}},
+    ]
+    # the adapter alone: one entry per index in each message it returns
+    alone = adapter(tokenizer, [TOOL])
+    for text in steps:
+        message = alone.extract_tool_calls_streaming("", text, text, [], [], [], request)
+        assert len(message.tool_calls) == 1
+    assert len(alone.finish_streaming().tool_calls) == 1
+
+
 # -- tool_choice ---------------------------------------------------------------------
 
 

@@ -615,7 +615,17 @@ class _Assembly:
 
 
 def chat_stream_answers(chunks: Any) -> list[Answer]:
-    """Assemble a Chat Completions stream per choice, checking each call's first delta."""
+    """Assemble a Chat Completions stream per choice, checking each call's first delta and
+    that no chunk carries two entries for one call index (DESIGN §4.2).
+
+    One exception, exactly where vLLM 0.33 makes it: the chunk that carries the
+    ``finish_reason``. There vLLM appends what the parser's ``finish_streaming()`` flushes
+    to the last step's message (``DelegatingParser._flush_engine_parsers``,
+    vllm/parser/abstract_parser.py:994-996,1046-1050), so a call whose last fragment came
+    with that step and whose end came from the flush (GLM's ``}`` after a closed value at
+    the end of the output) has two argument entries there. core/README.md says why the
+    adapter cannot prevent it.
+    """
     choices: dict[int, _Assembly] = {}
     for number, chunk in enumerate(chunks):
         for choice in chunk.choices:
@@ -627,6 +637,14 @@ def chat_stream_answers(chunks: Any) -> list[Answer]:
             reasoning = getattr(delta, "reasoning", None)
             if reasoning:
                 state.reasoning.append(reasoning)
+            indexes = [entry.index for entry in delta.tool_calls or ()]
+            for index in sorted({i for i in indexes if indexes.count(i) > 1}):
+                entries = [e for e in delta.tool_calls if e.index == index]
+                merged = choice.finish_reason is not None and not any(
+                    e.id or (e.function is not None and e.function.name) for e in entries[1:]
+                )
+                if not merged:
+                    state.problems.append(f"{where}: {len(entries)} entries for call {index}")
             for entry in delta.tool_calls or ():
                 function = entry.function
                 name = function.name if function is not None else None

@@ -191,6 +191,51 @@ def grows(before: str, after: str) -> bool:
     return closed and (after.startswith(before[:-1]) or (before == "{}" and not after))
 
 
+WEATHER: Any = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+#: A GLM call whose output ends right after a closed value (DESIGN §6: ``missing-end``,
+#: the call is closed).
+ENDS_AFTER_A_VALUE = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>"
+
+
+def test_the_flush_vllm_merges_into_the_last_chunk(e2e_glm45: Endpoint) -> None:
+    """The output ends (``max_tokens``) in the step that closes the value: that step's
+    fragment (the closing quote) and the flush's ``}`` reach the client in the chunk that
+    carries the ``finish_reason``, two entries for call 0 (vLLM's merge, core/README.md).
+    The stream assembles to the closed call, and that chunk is the only place where the
+    assembly tolerates two entries."""
+    ids = get_tokenizer("glm4.5").encode(ENDS_AFTER_A_VALUE)
+    e2e_glm45.server.add(
+        Recording.from_token_ids("ends-after-a-value", ids, prompt_contains="[e2e:ends]")
+    )
+    ask = Ask(marker="[e2e:ends]", tools=(WEATHER,), max_tokens=len(ids))
+    with no_bridge_errors(e2e_glm45):
+        stream = e2e_glm45.openai.chat.completions.create(
+            **ask.chat_body(e2e_glm45.model), stream=True
+        )
+        with stream:
+            chunks = list(stream)
+    [answer] = chat_stream_answers(chunks)
+    expected_call = ExpectedCall("get_weather", {"city": "Paris"})
+    expected = expect(None, (expected_call,), "chat-stream", ask, length=True)
+    assert difference(expected, answer, "chat-stream") is None, answer
+    [last] = [c.choices[0] for c in chunks if c.choices and c.choices[0].finish_reason]
+    entries = [(e.index, e.function.arguments) for e in last.delta.tool_calls or ()]
+    assert entries == [(0, '"'), (0, "}")]
+    # anywhere else, two entries for one call are a stream-shape problem
+    moved = [c.model_copy(deep=True) for c in chunks]
+    for chunk in moved:
+        if chunk.choices and chunk.choices[0].finish_reason:
+            chunk.choices[0].finish_reason = None
+    [strict] = chat_stream_answers(moved)
+    assert any("2 entries for call 0" in problem for problem in strict.problems)
+
+
 # -- n=2 ----------------------------------------------------------------------------------------
 
 

@@ -718,6 +718,116 @@ def test_vllm_merges_the_flush_into_the_last_step(vllm_registry: None, tokenizer
     assert len(alone.finish_streaming().tool_calls) == 1
 
 
+# -- how the messages are built ------------------------------------------------------------
+
+
+def test_messages_are_built_the_fast_way_in_vllm_0_33() -> None:
+    """The fast builders give exactly what the validating constructors give in vLLM 0.33's
+    pydantic (checked at import); if a release changes the classes, they step aside."""
+    from toolcall.vllm import _compat
+
+    assert _compat.FAST_MESSAGES is True
+
+
+SHAPES: list[tuple[str | None, list[dict[str, Any]], str | None]] = [
+    ("Hello", [], None),
+    (None, [], "thinking"),
+    (None, [{"index": 0, "id": "chatcmpl-tool-1", "name": "get_weather"}], None),
+    (None, [{"index": 0, "id": "chatcmpl-tool-1", "name": "f", "arguments": '{"a": '}], None),
+    (None, [{"index": 2, "arguments": "1}"}], None),
+    ("x", [{"index": 0, "arguments": "}"}, {"index": 1, "id": "i", "name": "g"}], "r"),
+]
+
+
+@pytest.mark.parametrize(("content", "calls", "reasoning"), SHAPES)
+def test_fast_messages_are_the_validated_ones(
+    content: str | None, calls: list[dict[str, Any]], reasoning: str | None
+) -> None:
+    """Same fields, same fields-set, same JSON, also after the changes vLLM makes to a
+    message it got from a parser (finalize_generation, _flush_engine_parsers, the chat
+    stream's tool_calls filter)."""
+    from vllm.entrypoints.generate.base.protocol import (
+        DeltaFunctionCall,
+        DeltaMessage,
+        DeltaToolCall,
+    )
+
+    from toolcall.vllm import _compat
+
+    fast = _compat.delta_message(
+        content, [_compat.delta_tool_call(**call) for call in calls], reasoning
+    )
+    entries = []
+    for call in calls:
+        function = {k: call[k] for k in ("name", "arguments") if k in call}
+        fields: dict[str, Any] = {"index": call["index"]}
+        if "id" in call:
+            fields |= {"id": call["id"], "type": "function"}
+        entries.append(DeltaToolCall(**fields, function=DeltaFunctionCall(**function)))
+    fields = {"content": content, "reasoning": reasoning, "tool_calls": entries}
+    slow = DeltaMessage(**{k: v for k, v in fields.items() if v})
+    for message in (fast, slow):
+        assert message.model_dump_json(exclude_unset=True) == slow.model_dump_json(
+            exclude_unset=True
+        )
+    assert fast == slow
+    assert fast.model_fields_set == slow.model_fields_set
+    for message in (fast, slow):
+        if message.tool_calls:
+            message.tool_calls[-1].function.arguments = (
+                message.tool_calls[-1].function.arguments or ""
+            ) + "!"
+        message.content = (message.content or "") + "."
+        message.tool_calls = [*message.tool_calls, DeltaToolCall(index=9)]
+    assert fast.model_dump_json(exclude_unset=True) == slow.model_dump_json(exclude_unset=True)
+    one = _compat.arguments_message(3, '"x"')
+    assert one.model_dump(exclude_unset=True) == {
+        "tool_calls": [{"index": 3, "function": {"arguments": '"x"'}}]
+    }
+
+
+def test_the_validating_constructors_when_the_classes_change(
+    monkeypatch: pytest.MonkeyPatch, composed: Any, tokenizer: Any
+) -> None:
+    from vllm.entrypoints.generate.base.protocol import DeltaToolCall
+
+    from toolcall.vllm import _compat
+
+    monkeypatch.setattr(DeltaToolCall, "__pydantic_post_init__", "model_post_init")
+    assert _compat._fast_is_exact() is False
+    monkeypatch.setattr(_compat, "FAST_MESSAGES", False)
+    messages = stream_through(composed, tokenizer, OUTPUT, chat_request())
+    (entry,) = entries_of(messages)
+    assert entry["function"] == {"name": "get_weather", "arguments": ARGUMENTS}
+    assert content_of(messages) == "Let me check.\n"
+
+
+class ReasoningStream(JsonTagStream):
+    """The test format, with text between ``<r>`` and ``</r>`` at the start as reasoning."""
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        if text.startswith("<r>"):
+            return [Delta(reasoning=text[3:-4])]
+        return super().feed(text, token_ids)
+
+
+class ReasoningParser(JsonTagParser):
+    name = "tc_reasoning"
+
+    def stream(self) -> JsonTagStream:
+        return ReasoningStream(self)
+
+
+def test_reasoning_a_format_marks_reaches_vllm_as_reasoning(tokenizer: Any) -> None:
+    """DESIGN §6: text the format marks as reasoning is the message's reasoning."""
+    parser = adapter_for(ReasoningParser)(tokenizer, [TOOL])
+    request = chat_request()
+    message = parser.extract_tool_calls_streaming(
+        "", "", "<r>Paris, then.</r>", [], [], [], request
+    )
+    assert message.model_dump(exclude_unset=True) == {"reasoning": "Paris, then."}
+
+
 # -- tool_choice ---------------------------------------------------------------------
 
 

@@ -273,10 +273,33 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             )
 
     def _message(self, deltas: Sequence[Delta]) -> Any:
-        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call)."""
+        """One step's deltas as one ``DeltaMessage`` (one entry per call), or ``None``."""
+        if len(deltas) == 1:
+            # Nearly every step: one piece of content, or one argument fragment.
+            delta = deltas[0]
+            calls = delta.tool_calls
+            if not calls:
+                if delta.content or delta.reasoning:
+                    return _compat.delta_message(delta.content, (), delta.reasoning)
+                return None
+            if len(calls) == 1 and not delta.content and not delta.reasoning:
+                entry = calls[0]
+                index, text = entry.index, entry.arguments
+                fragments = self._call_fragments
+                if entry.id is None and entry.name is None and index < len(fragments):
+                    if not text:
+                        return None
+                    fragments[index].append(text)
+                    return _compat.arguments_message(index, text)
+        elif not deltas:
+            return None
+        return self._merged(deltas)
+
+    def _merged(self, deltas: Sequence[Delta]) -> Any:
+        """Several pieces of one step: content and reasoning joined, each call's pieces
+        merged into one entry (its head, if any, and its argument text, in order)."""
         content = "".join(delta.content for delta in deltas)
-        if not any(delta.tool_calls for delta in deltas):
-            return _content(content)
+        reasoning = "".join(delta.reasoning for delta in deltas)
         heads: dict[int, tuple[str | None, str | None]] = {}
         arguments: dict[int, list[str]] = {}
         for delta in deltas:
@@ -296,9 +319,9 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             tool_calls.append(
                 _compat.delta_tool_call(index, id=call_id, name=name, arguments=text or None)
             )
-        if not content and not tool_calls:
+        if not content and not reasoning and not tool_calls:
             return None
-        return _compat.delta_message(content, tool_calls)
+        return _compat.delta_message(content, tool_calls, reasoning)
 
     def _record(self, index: int, name: str | None, arguments: str) -> None:
         missing = index + 1 - len(self._call_fragments)

@@ -29,7 +29,17 @@ from typing import Any
 from toolcall_bench.drivers import Driver, Reassembled
 from toolcall_bench.outputs import ROOT, Feed
 
-__all__ = ["Clocks", "OneShot", "Rounds", "Timing", "frozen_heap", "one_shot", "profile", "replays"]
+__all__ = [
+    "Clocks",
+    "OneShot",
+    "Rounds",
+    "Timing",
+    "frozen_heap",
+    "one_shot",
+    "profile",
+    "repeated",
+    "replays",
+]
 
 Check = Callable[[Reassembled], str | None]
 
@@ -162,6 +172,12 @@ def one_shot(
         peak = None if state.failed else _peak_bytes(driver, text)
         results[driver.key] = OneShot(state.clocks(), peak, state.problem)
     return results
+
+
+def repeated(function: Callable[[Any], Any], data: Any, rounds: Rounds) -> Clocks:
+    """``function(data)`` timed ``rounds.least`` times, as a replay is timed."""
+    runs = [_timed(lambda _unused, value: function(value), None, data) for _ in range(rounds.least)]
+    return Clocks(tuple(wall for wall, _, _ in runs), tuple(cpu for _, cpu, _ in runs))
 
 
 def profile(driver: Driver, feed: Feed, top: int = 12) -> list[dict[str, Any]]:

@@ -178,6 +178,14 @@ SERVERS: dict[str, ServerSpec] = {
             think=True,
             strict_level="parameter",
         ),
+        # Two API server processes (vLLM's multi-process front end), each with its replay.
+        ServerSpec(
+            "hermes-2api",
+            "qwen2.5",
+            "hermes",
+            extra_args=("--api-server-count", "2"),
+            corpus=("hermes", "qwen2.5"),
+        ),
         # vLLM's built-in hermes (VLLM_PLUGINS names only the replay, not toolcall).
         ServerSpec("builtin-hermes", "qwen2.5", "hermes", plugins=(), corpus=("hermes", "qwen2.5")),
         # vLLM's built-in glm45 (test_replay_smoke.py adds its own recording).
@@ -193,6 +201,7 @@ SERVER_FIXTURES = {
     "e2e_glm47": "glm47",
     "e2e_hermes_qwen3": "hermes-qwen3",
     "e2e_glm45_reasoning": "glm45-reasoning",
+    "e2e_hermes_2api": "hermes-2api",
     "hermes_server": "builtin-hermes",
     "glm_server": "builtin-glm45",
 }
@@ -321,6 +330,24 @@ class LogLine:
 
 def log_lines(text: str) -> list[LogLine]:
     return [parsed for line in text.splitlines() if (parsed := LogLine.parse(line)) is not None]
+
+
+def served_lines() -> dict[str, str]:
+    """Our bridge's start-up line for every parser name, from the registry of this (the
+    server's) environment: which distribution serves the name, and whether it replaces
+    vLLM's built-in of that name."""
+    from toolcall.registry import Registry
+    from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS
+
+    lines = {}
+    for entry in Registry.load().entries():
+        cls = entry.parser_class
+        replaces = "replaces vLLM's built-in" if entry.name in VLLM_BUILTIN_TOOL_PARSERS else "new"
+        lines[entry.name] = (
+            f"toolcall: {entry.name} → {entry.distribution} {entry.version} "
+            f"({cls.__module__}.{cls.__qualname__}; {replaces})"
+        )
+    return lines
 
 
 class LogWatch:
@@ -862,6 +889,50 @@ def difference(expected: Expectation, answer: Answer, api: str = "") -> str | No
     if any(not call.id for call in answer.calls):
         return "a call has no id"
     return None
+
+
+# -- many streams at once ---------------------------------------------------------------------
+
+
+async def stream_all(endpoint: Endpoint, cases: Sequence[Case], concurrency: int) -> list[Answer]:
+    """Each case's request as a Chat Completions stream, at most ``concurrency`` in flight
+    (asyncio, ``AsyncOpenAI``, loopback only), assembled per :func:`chat_stream_answers`."""
+    import asyncio
+
+    import openai
+
+    gate = asyncio.Semaphore(concurrency)
+    async with openai.AsyncOpenAI(
+        base_url=endpoint.server.base_url, api_key="unused", max_retries=0, timeout=600
+    ) as client:
+
+        async def one(case: Case) -> Answer:
+            body = ask_for(case).chat_body(endpoint.model)
+            async with gate:
+                stream = await client.chat.completions.create(**body, stream=True)
+                async with stream:
+                    chunks = [chunk async for chunk in stream]
+            return chat_stream_answers(chunks)[0]
+
+        return list(await asyncio.gather(*(one(case) for case in cases)))
+
+
+def max_in_flight(log: Sequence[Mapping[str, Any]], recordings: set[str]) -> int:
+    """The most requests of ``recordings`` an engine (any API server's) held at once."""
+    ours = {
+        (r["pid"], r["request_id"])
+        for r in log
+        if r["event"] == "request" and r.get("recording") in recordings
+    }
+    live: dict[int, int] = {}
+    most = 0
+    for entry in log:
+        key = (entry.get("pid"), entry.get("request_id"))
+        if key in ours:
+            pid = entry["pid"]
+            live[pid] = live.get(pid, 0) + (1 if entry["event"] == "request" else -1)
+            most = max(most, live[pid])
+    return most
 
 
 @contextlib.contextmanager

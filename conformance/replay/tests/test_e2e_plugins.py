@@ -27,31 +27,14 @@ from e2e_support import (
     difference,
     expect,
     expect_case,
+    served_lines,
 )
 
 from toolcall import Parsed, ToolCall
-from toolcall.registry import Registry
 from toolcall_conformance.cases import Case, ExpectedCall
 from toolcall_conformance.compare import first_difference
 
 pytestmark = pytest.mark.vllm
-
-
-def served_lines() -> dict[str, str]:
-    """Our bridge's start-up line for every parser name, from the registry of this (the
-    server's) environment: which distribution serves the name, and whether it replaces
-    vLLM's built-in of that name."""
-    from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS
-
-    lines = {}
-    for entry in Registry.load().entries():
-        cls = entry.parser_class
-        replaces = "replaces vLLM's built-in" if entry.name in VLLM_BUILTIN_TOOL_PARSERS else "new"
-        lines[entry.name] = (
-            f"toolcall: {entry.name} → {entry.distribution} {entry.version} "
-            f"({cls.__module__}.{cls.__qualname__}; {replaces})"
-        )
-    return lines
 
 
 #: Variables that would change vLLM's logging from what a plain ``vllm serve`` does.

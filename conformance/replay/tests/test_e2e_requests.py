@@ -26,7 +26,9 @@ from e2e_support import (
     difference,
     expect,
     expect_case,
+    max_in_flight,
     no_bridge_errors,
+    stream_all,
 )
 
 from toolcall import ToolCall
@@ -322,7 +324,9 @@ def test_64_concurrent_streams_are_all_exact(e2e_hermes: Endpoint) -> None:
     cases = corpus("hermes", "qwen2.5")
     chosen = [cases[i % len(cases)] for i in range(CONCURRENT)]
     with no_bridge_errors(e2e_hermes):
-        answers = asyncio.run(asyncio.wait_for(stream_all(e2e_hermes, chosen), timeout=600))
+        answers = asyncio.run(
+            asyncio.wait_for(stream_all(e2e_hermes, chosen, CONCURRENT), timeout=600)
+        )
     problems = []
     for case, answer in zip(chosen, answers, strict=True):
         problem = difference(expect_case(case, "chat-stream", ask_for(case)), answer)
@@ -331,34 +335,3 @@ def test_64_concurrent_streams_are_all_exact(e2e_hermes: Endpoint) -> None:
     assert not problems, "\n".join(problems)
     # They really were in flight together: the engine had many of them at once.
     assert max_in_flight(e2e_hermes.server.requests(), {c.id for c in chosen}) > 1
-
-
-def max_in_flight(log: list[dict[str, Any]], recordings: set[str]) -> int:
-    ours = {
-        r["request_id"] for r in log if r["event"] == "request" and r.get("recording") in recordings
-    }
-    live = most = 0
-    for entry in log:
-        if entry.get("request_id") in ours:
-            live += 1 if entry["event"] == "request" else -1
-            most = max(most, live)
-    return most
-
-
-async def stream_all(endpoint: Endpoint, cases: list[Case]) -> list[Any]:
-    import openai
-
-    gate = asyncio.Semaphore(CONCURRENT)  # bounded: never more streams than this at once
-    async with openai.AsyncOpenAI(
-        base_url=endpoint.server.base_url, api_key="unused", max_retries=0, timeout=300
-    ) as client:
-
-        async def one(case: Case) -> Any:
-            body = ask_for(case).chat_body(endpoint.model)
-            async with gate:
-                stream = await client.chat.completions.create(**body, stream=True)
-                async with stream:
-                    chunks = [chunk async for chunk in stream]
-            return chat_stream_answers(chunks)[0]
-
-        return await asyncio.gather(*(one(case) for case in cases))

@@ -15,8 +15,10 @@ from __future__ import annotations
 import cProfile
 import gc
 import math
+import os
 import pstats
 import statistics
+import sys
 import sysconfig
 import time
 import tracemalloc
@@ -34,7 +36,10 @@ __all__ = [
     "OneShot",
     "Rounds",
     "Timing",
+    "divide",
     "frozen_heap",
+    "load_average",
+    "minus",
     "one_shot",
     "profile",
     "repeated",
@@ -248,3 +253,21 @@ def _where(key: tuple[str, int, str]) -> str:
             filename = label + filename[len(prefix) :]
             break
     return f"{filename}:{line}({function})"
+
+
+def load_average(who: str, when: str) -> float:
+    """The one-minute load average, printed (with a warning above the CPU count)."""
+    load = os.getloadavg()[0]
+    cpus = os.cpu_count() or 1
+    busy = " (busier than the CPUs: timings will be skewed)" if load > cpus else ""
+    print(f"{who}: load average {load:.2f} {when}, {cpus} CPUs{busy}", file=sys.stderr, flush=True)
+    return load
+
+
+def divide(a: float | None, b: float | None) -> float | None:
+    """``a / b`` rounded, ``None`` when either is missing or ``b`` is not positive."""
+    return None if a is None or b is None or b <= 0 else round(a / b, 4)
+
+
+def minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b

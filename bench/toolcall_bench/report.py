@@ -18,7 +18,7 @@ import regex
 from toolcall_bench.drivers import DRIVERS
 from toolcall_bench.outputs import ROOT, BenchError
 
-__all__ = ["END", "START", "markdown", "plugin_readmes", "replace_section"]
+__all__ = ["END", "START", "markdown", "number", "plugin_readmes", "replace_section"]
 
 START = "<!-- bench:start -->"
 END = "<!-- bench:end -->"
@@ -88,9 +88,9 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
             lines.append(
                 f"| {parser['name']} | {stream['tokens_per_delta']} | "
                 f"{stream['argument_tokens']:,} | "
-                + " | ".join(_number(drivers[key]["median_us_per_token"], 2) for key in DRIVERS)
-                + f" | {_number(stream['ratio_adapter_to_builtin'], 2)}"
-                + f" | {_number(stream['ratio_above_floor'], 2)} |"
+                + " | ".join(number(drivers[key]["median_us_per_token"], 2) for key in DRIVERS)
+                + f" | {number(stream['ratio_adapter_to_builtin'], 2)}"
+                + f" | {number(stream['ratio_above_floor'], 2)} |"
             )
     lines += [
         "",
@@ -104,7 +104,7 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
         for growth in parser["growth"]:
             lines.append(
                 f"| {parser['name']} | {growth['tokens_per_delta']} | "
-                + " | ".join(_number(growth[key], 2) for key in DRIVERS)
+                + " | ".join(number(growth[key], 2) for key in DRIVERS)
                 + " |"
             )
     one_shot_bytes = parsers[0]["one_shot"]["argument_bytes"] if parsers else 0
@@ -129,9 +129,9 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
         json_target = next(t for t in parser["targets"] if t["target"] == "one-shot-json")
         lines.append(
             f"| {parser['name']} | "
-            + " | ".join(_number(drivers[key]["median_ms"], 1) for key in parsing)
-            + f" | {_number(shot['json_loads']['median_ms'], 1)} | {_cell(json_target)} | "
-            + " | ".join(_number(drivers[key]["peak_mib"], 1) for key in parsing)
+            + " | ".join(number(drivers[key]["median_ms"], 1) for key in parsing)
+            + f" | {number(shot['json_loads']['median_ms'], 1)} | {_cell(json_target)} | "
+            + " | ".join(number(drivers[key]["peak_mib"], 1) for key in parsing)
             + " |"
         )
     lines += _targets(run, parsers)
@@ -206,9 +206,9 @@ def _cell(target: Mapping[str, Any] | None) -> str:
     if target is None or target["value"] is None:
         return "n/a"
     if target["met"]:
-        return _number(target["value"], 2)
+        return number(target["value"], 2)
     times = target["value"] / target["limit"]
-    return f"✗ {_number(target['value'], 2)} ({times:.2f} x the limit {target['limit']:g})"
+    return f"✗ {number(target['value'], 2)} ({times:.2f} x the limit {target['limit']:g})"
 
 
 def _problems(parsers: Iterable[Mapping[str, Any]]) -> Iterable[str]:
@@ -226,5 +226,5 @@ def _problems(parsers: Iterable[Mapping[str, Any]]) -> Iterable[str]:
                 yield f"{parser['name']}, {DRIVERS[key]}, one-shot: {driver['problem']}"
 
 
-def _number(value: float | None, digits: int) -> str:
+def number(value: float | None, digits: int) -> str:
     return "n/a" if value is None else f"{value:,.{digits}f}"

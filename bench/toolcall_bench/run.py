@@ -244,18 +244,6 @@ def _sizes(value: str) -> list[int]:
     return sizes
 
 
-def _load_line(when: str) -> float:
-    load = os.getloadavg()[0]
-    cpus = os.cpu_count() or 1
-    busy = " (busier than the CPUs: timings will be skewed)" if load > cpus else ""
-    print(
-        f"toolcall-bench: load average {load:.2f} {when}, {cpus} CPUs{busy}",
-        file=sys.stderr,
-        flush=True,
-    )
-    return load
-
-
 def run(
     settings: Settings,
     *,
@@ -270,7 +258,7 @@ def run(
         raise BenchError(msg)
     started = datetime.datetime.now(datetime.UTC)
     clock = time.monotonic()
-    load_start = _load_line("at the start")
+    load_start = measure.load_average("toolcall-bench", "at the start")
     baseline = VllmBaseline()
     # As `vllm serve` does when it has a tool parser: every parser call is counted.
     from vllm.parser.metrics import init_parser_metrics  # noqa: PLC0415
@@ -309,7 +297,10 @@ def run(
             "platform": platform.platform(),
             "python": platform.python_version(),
             "vllm": baseline.version,
-            "load_average": {"start": load_start, "end": _load_line("at the end")},
+            "load_average": {
+                "start": load_start,
+                "end": measure.load_average("toolcall-bench", "at the end"),
+            },
         },
         "settings": {
             "sizes": list(settings.sizes),
@@ -516,11 +507,11 @@ def _stream(
         "deltas": len(feed.texts),
         "rounds": len(timings["builtin"].clocks.wall),
         "drivers": drivers,
-        "ratio_adapter_to_builtin": _divide(per_token["adapter"], per_token["builtin"]),
-        "ratio_core_to_builtin": _divide(per_token["core"], per_token["builtin"]),
+        "ratio_adapter_to_builtin": measure.divide(per_token["adapter"], per_token["builtin"]),
+        "ratio_core_to_builtin": measure.divide(per_token["core"], per_token["builtin"]),
         # What each side adds to what vLLM costs any parser.
-        "ratio_above_floor": _divide(
-            _minus(per_token["adapter"], floor), _minus(per_token["builtin"], floor)
+        "ratio_above_floor": measure.divide(
+            measure.minus(per_token["adapter"], floor), measure.minus(per_token["builtin"], floor)
         ),
     }
 
@@ -541,7 +532,7 @@ def _growths(streams: Sequence[Mapping[str, Any]], settings: Settings) -> list[d
         growths.append(
             {"tokens_per_delta": tokens_per_delta, "from": small, "to": large}
             | {
-                key: _divide(
+                key: measure.divide(
                     at[large][key]["median_us_per_token"], at[small][key]["median_us_per_token"]
                 )
                 for key in DRIVERS
@@ -600,7 +591,7 @@ def _targets(
         (
             "one-shot-json",
             None,
-            _divide(core_ms, one_shot["json_loads"]["median_ms"]),
+            measure.divide(core_ms, one_shot["json_loads"]["median_ms"]),
             f"core one-shot parse of {one_shot['argument_bytes']:,} bytes of arguments / "
             "json.loads of the same arguments, at most",
         )
@@ -641,11 +632,3 @@ def _cached(tokenizer: Any) -> Any:
 
 def _scaled(value: float | None, unit: float) -> float | None:
     return None if value is None else round(value / unit, 4)
-
-
-def _divide(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b <= 0 else round(a / b, 4)
-
-
-def _minus(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b

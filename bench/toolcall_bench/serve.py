@@ -45,6 +45,7 @@ from typing import Any
 
 from toolcall.registry import Registry
 from toolcall_bench.drivers import Reassembled, problem_with
+from toolcall_bench.measure import divide, load_average, minus
 from toolcall_bench.outputs import (
     CONTENT,
     REQUEST,
@@ -55,6 +56,7 @@ from toolcall_bench.outputs import (
     family_tokenizer,
     renderer_for,
 )
+from toolcall_bench.report import number
 from toolcall_conformance.tokenizers import cache_root, get_tokenizer
 
 __all__ = ["CONFIGURATIONS", "FULL", "SMOKE", "ServeSettings", "main", "run"]
@@ -153,7 +155,7 @@ def run(settings: ServeSettings, *, output: Path) -> tuple[Path, dict[str, Any]]
         raise BenchError(msg)
     started = datetime.datetime.now(datetime.UTC)
     clock = time.monotonic()
-    load_start = _load_line("at the start")
+    load_start = load_average("toolcall-bench serve", "at the start")
     entry = next((e for e in Registry.load().entries() if e.name == settings.parser), None)
     if entry is None:
         msg = f"no toolcall parser {settings.parser!r} is installed"
@@ -193,7 +195,10 @@ def run(settings: ServeSettings, *, output: Path) -> tuple[Path, dict[str, Any]]
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
-            "load_average": {"start": load_start, "end": _load_line("at the end")},
+            "load_average": {
+                "start": load_start,
+                "end": load_average("toolcall-bench serve", "at the end"),
+            },
         },
         "output": {
             "parser": entry.name,
@@ -205,10 +210,10 @@ def run(settings: ServeSettings, *, output: Path) -> tuple[Path, dict[str, Any]]
         },
         "configurations": runs,
         "median_cpu_us_per_token": per_token,
-        "ratio_ours_to_builtin": _divide(ours, builtin),
-        "ratio_ours_to_none": _divide(ours, none),
-        "ratio_builtin_to_none": _divide(builtin, none),
-        "ratio_above_none": _divide(_minus(ours, none), _minus(builtin, none)),
+        "ratio_ours_to_builtin": divide(ours, builtin),
+        "ratio_ours_to_none": divide(ours, none),
+        "ratio_builtin_to_none": divide(builtin, none),
+        "ratio_above_none": divide(minus(ours, none), minus(builtin, none)),
     }
     output.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -358,46 +363,22 @@ def markdown(results: Mapping[str, Any]) -> str:
     for key, label in LABELS.items():
         runs = results["configurations"][key]
         lines.append(
-            f"| {label} | {_number(per_token[key], 2)} | "
-            f"{_number(_median(runs['wall_s']), 2)} | "
-            f"{_number(_divide(per_token[key], per_token['none']), 2)} |"
+            f"| {label} | {number(per_token[key], 2)} | "
+            f"{number(_median(runs['wall_s']), 2)} | "
+            f"{number(divide(per_token[key], per_token['none']), 2)} |"
         )
     lines += [
         "",
-        f"ours / built-in: {_number(results['ratio_ours_to_builtin'], 2)}; above no tool "
-        f"parser, (ours - none) / (built-in - none): {_number(results['ratio_above_none'], 2)}.",
+        f"ours / built-in: {number(results['ratio_ours_to_builtin'], 2)}; above no tool "
+        f"parser, (ours - none) / (built-in - none): {number(results['ratio_above_none'], 2)}.",
         "",
         f"All numbers: `{results['json']}`.",
     ]
     return "\n".join(lines)
 
 
-def _load_line(when: str) -> float:
-    load = os.getloadavg()[0]
-    cpus = os.cpu_count() or 1
-    busy = " (busier than the CPUs: not a run for a README)" if load > cpus else ""
-    print(
-        f"toolcall-bench serve: load average {load:.2f} {when}, {cpus} CPUs{busy}",
-        file=sys.stderr,
-        flush=True,
-    )
-    return load
-
-
 def _median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
-
-
-def _divide(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None or b <= 0 else round(a / b, 4)
-
-
-def _minus(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a - b
-
-
-def _number(value: float | None, digits: int) -> str:
-    return "n/a" if value is None else f"{value:,.{digits}f}"
 
 
 if __name__ == "__main__":

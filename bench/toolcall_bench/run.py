@@ -598,7 +598,7 @@ def _targets(
     )
     by_key = {target.key: target for target in _TARGETS}
     targets = []
-    for key, tokens_per_delta, value, what in values:
+    for key, step, value, what in values:
         target = by_key[key]
         limit = target.limit_for(name)
         met = value is not None and value <= limit
@@ -606,7 +606,7 @@ def _targets(
             {
                 "target": key,
                 "driver": target.driver,
-                "tokens_per_delta": tokens_per_delta,
+                "tokens_per_delta": step,
                 "what": f"{what} {limit:g}",
                 "value": value,
                 "limit": limit,

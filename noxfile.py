@@ -229,10 +229,12 @@ def _vllm_venv(session: nox.Session) -> Path:
         f"import site; site.addsitedir({str(_site_packages(base))!r})\n"
     )
     python = overlay / "bin" / "python"
-    # The `vllm` command of the overlay: vLLM's own entry point, on the overlay's python.
+    # The `vllm` command of the overlay: vLLM's own entry point, on the overlay's python. The
+    # guard matters: `--api-server-count N` spawns processes that import this file again.
     command = overlay / "bin" / "vllm"
     command.write_text(
-        f"#!{python}\nimport sys\nfrom vllm.entrypoints.cli.main import main\nsys.exit(main())\n"
+        f"#!{python}\nimport sys\nfrom vllm.entrypoints.cli.main import main\n\n"
+        'if __name__ == "__main__":\n    sys.exit(main())\n'
     )
     command.chmod(0o755)
     dist = CACHE / "vllm-session-wheels"
@@ -258,23 +260,29 @@ def _vllm_venv(session: nox.Session) -> Path:
 def vllm(session: nox.Session) -> None:
     """End to end inside real vLLM 0.33: fresh wheels of ours in a cached vLLM venv.
 
-    Also the benchmark's smoke run (bench/tests: tiny sizes, no timing asserted).
+    Also the benchmarks' smoke runs (bench/tests: tiny sizes, no timing asserted): the
+    per-token one and the server-level one (three replay servers, 8 streams, one round).
     """
     python = _vllm_venv(session)
     replay = ROOT / "conformance" / "replay"
-    tests = ["core/tests", "conformance/tests", *(f"plugins/{p}/tests" for p in PLUGINS)]
+    # (folder, marker): the replay's own tests need vLLM whether marked or not, and run
+    # nowhere else, so that folder runs whole.
+    tests = [
+        ("core/tests", "vllm"),
+        ("conformance/tests", "vllm"),
+        *((f"plugins/{p}/tests", "vllm") for p in PLUGINS),
+    ]
     if replay.exists():
-        tests.append(str(replay / "tests"))
-    tests.append("bench/tests")
+        tests.append((str(replay / "tests"), ""))
+    tests.append(("bench/tests", "vllm"))
     # One pytest per folder: test modules of different packages may share a name
     # (every plugin has a test_splits.py). Exit code 5 is a folder without vLLM tests.
-    for folder in tests:
+    for folder, marker in tests:
         session.run(
             str(python),
             "-m",
             "pytest",
-            "-m",
-            "vllm",
+            *(["-m", marker] if marker else []),
             folder,
             *session.posargs,
             env=VLLM_ENV,
@@ -306,6 +314,25 @@ def vllm_env(session: nox.Session) -> None:
     ``VLLM_TARGET_DEVICE=cpu $TOOLCALL_CACHE/vllm-run/bin/python -m pytest -m vllm FOLDER``."""
     python = _vllm_venv(session)
     session.log(f"vLLM overlay ready: {python}")
+
+
+@nox.session(python=False, default=False)
+def serve_bench(session: nox.Session) -> None:
+    """The API server's CPU time per streamed token under 64 concurrent streams: our parser,
+    vLLM's built-in, no tool parser (three replay servers, rounds interleaved).
+
+    Prints the table and writes a JSON under $TOOLCALL_CACHE/bench; args go to the benchmark
+    (``-- --help``; ``-- --parser glm47``; ``-- --smoke``). Run it on a quiet machine.
+    """
+    python = _vllm_venv(session)
+    session.run(
+        str(python),
+        "-m",
+        "toolcall_bench.serve",
+        *session.posargs,
+        env={**VLLM_ENV, "PYTHONPATH": str(ROOT / "bench")},
+        external=True,
+    )
 
 
 @nox.session(python=False, default=False)

@@ -111,6 +111,12 @@ def e2e_glm45_reasoning(fleet: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def e2e_hermes_2api(fleet: Any) -> Iterator[Any]:
+    """Our hermes behind ``--api-server-count 2``: two API server processes."""
+    yield from _endpoint(fleet, "hermes-2api")
+
+
+@pytest.fixture(scope="session")
 def e2e_builtin_hermes(hermes_server: Any) -> Iterator[Any]:
     """vLLM's built-in hermes (``VLLM_PLUGINS`` without ``toolcall``), as an endpoint."""
     from e2e_support import SERVERS, Endpoint

@@ -274,7 +274,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             )
 
     def _message(self, deltas: Sequence[Delta], *, last: bool = False) -> Any:
-        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call).
+        """One step's deltas as one ``DeltaMessage`` (one entry per call), or ``None``.
 
         A ``DeltaMessage`` does not order its content against its tool calls, and
         vLLM's Responses stream takes the content first (``split_delta``), closing the
@@ -286,6 +286,26 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         if self._later:
             deltas = [*self._later, *deltas]
             self._later = []
+        elif len(deltas) == 1:
+            # Nearly every step: one piece of content, or one argument fragment (one
+            # delta is never split: nothing in it comes after anything else).
+            delta = deltas[0]
+            calls = delta.tool_calls
+            if not calls:
+                if delta.content or delta.reasoning:
+                    return _compat.delta_message(delta.content, (), delta.reasoning)
+                return None
+            if len(calls) == 1 and not delta.content and not delta.reasoning:
+                entry = calls[0]
+                index, text = entry.index, entry.arguments
+                fragments = self._call_fragments
+                if entry.id is None and entry.name is None and index < len(fragments):
+                    if not text:
+                        return None
+                    fragments[index].append(text)
+                    return _compat.arguments_message(index, text)
+        elif not deltas:
+            return None
         if not last:
             announced: set[int] = set()  # calls whose first entry is in this message
             continued = False  # a call announced earlier got a fragment here
@@ -299,9 +319,13 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
                         announced.add(entry.index)
                     elif entry.index not in announced:
                         continued = True
+        return self._merged(deltas)
+
+    def _merged(self, deltas: Sequence[Delta]) -> Any:
+        """Several pieces of one step: content and reasoning joined, each call's pieces
+        merged into one entry (its head, if any, and its argument text, in order)."""
         content = "".join(delta.content for delta in deltas)
-        if not any(delta.tool_calls for delta in deltas):
-            return _content(content)
+        reasoning = "".join(delta.reasoning for delta in deltas)
         heads: dict[int, tuple[str | None, str | None]] = {}
         arguments: dict[int, list[str]] = {}
         for delta in deltas:
@@ -321,9 +345,9 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             tool_calls.append(
                 _compat.delta_tool_call(index, id=call_id, name=name, arguments=text or None)
             )
-        if not content and not tool_calls:
+        if not content and not reasoning and not tool_calls:
             return None
-        return _compat.delta_message(content, tool_calls)
+        return _compat.delta_message(content, tool_calls, reasoning)
 
     def _record(self, index: int, name: str | None, arguments: str) -> None:
         missing = index + 1 - len(self._call_fragments)

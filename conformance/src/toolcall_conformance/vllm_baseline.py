@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolcall import Parsed, ToolCall
+from toolcall_conformance.cases import case_tokenizer
 from toolcall_conformance.checks import STREAM_CHECKS, CheckResult, Split, case_splits
 from toolcall_conformance.compare import first_difference
-from toolcall_conformance.tokenizers import get_tokenizer
+from toolcall_conformance.tokenizers import RealTokenizer, get_tokenizer
 
 if TYPE_CHECKING:
     from toolcall_conformance.cases import Case
@@ -161,7 +162,9 @@ class VllmBaseline:
         )
 
     def _tokenizer(self, name: str, case: Case) -> Any:
-        tokenizer_name = case.tokenizer or DEFAULT_TOKENIZERS.get(name)
+        if case.tokenizer is not None:
+            return self._as_vllm(case_tokenizer(case))
+        tokenizer_name = DEFAULT_TOKENIZERS.get(name)
         if tokenizer_name is None:
             msg = f"text-only case and no default tokenizer for vLLM's {name!r}"
             raise ValueError(msg)
@@ -169,7 +172,9 @@ class VllmBaseline:
 
     def vllm_tokenizer(self, tokenizer_name: str) -> Any:
         """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with."""
-        tokenizer = get_tokenizer(tokenizer_name)
+        return self._as_vllm(get_tokenizer(tokenizer_name))
+
+    def _as_vllm(self, tokenizer: RealTokenizer) -> Any:
         if tokenizer.tokenizer_json_path is None:
             # mistral-common: vLLM wraps it in its own MistralTokenizer.
             mistral = importlib.import_module("vllm.tokenizers.mistral")

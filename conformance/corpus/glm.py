@@ -29,7 +29,7 @@ and the format, never from a parser's output.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +158,28 @@ def glm47_call(name: str, arguments: Mapping[str, object]) -> str:
     return f"<tool_call>{name}{body}</tool_call>"
 
 
+# -- where a grammar refusal must happen ----------------------------------------------------
+
+Place = Callable[[str], int]
+
+
+def at(needle: str, plus: int = 0, *, nth: int = 1) -> Place:
+    """The defect's offset: where the ``nth`` ``needle`` starts in the text, plus ``plus``."""
+
+    def offset(text: str) -> int:
+        position = -1
+        for _ in range(nth):
+            position = text.index(needle, position + 1)
+        return position + plus
+
+    return offset
+
+
+def at_end(text: str) -> int:
+    """The output ends where the grammar needs more: the stop token is refused."""
+    return len(text)
+
+
 # -- cases ----------------------------------------------------------------------------------
 
 CASES: list[dict[str, Any]] = []
@@ -177,6 +199,7 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
@@ -196,6 +219,9 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     CASES.append(
         {
             "parser": parser,
@@ -315,6 +341,7 @@ case(
     content=None,
     calls=[("get_stock_price", {"symbol": "AAPL", "days": 7})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "get_weather is the only tool: 'get_s' cannot be it"),
     notes="a name no tool declares is kept; its values are read as JSON when they parse",
 )
 case(
@@ -330,6 +357,7 @@ case(
         ("get_weather", {"city": "Oslo", "verbose": True, "note": "hello world", "ids": [1, 2]})
     ],
     grammar="reject",
+    refusal=(at("verbose"), "after city only the keys days and unit (in that order) may come"),
     notes="undeclared keys are kept: read as JSON when they parse, else strings",
 )
 case(
@@ -356,6 +384,10 @@ case(
     content=None,
     calls=[("get_weather", {"city": "", "days": ""})],
     grammar="reject",
+    refusal=(
+        at("<arg_value></arg_value>", len("<arg_value>"), nth=2),
+        "days is an integer: the value cannot be empty (an empty string for city is allowed)",
+    ),
     notes="an empty string value is ''; an empty integer value does not parse, so it is kept "
     "as the string ''",
 )
@@ -369,6 +401,10 @@ case(
     content="<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>",
     calls=[("get_weather", {"city": "Paris", "days": 2})],
     grammar="reject",
+    refusal=(
+        at("<arg_key>city", len("<arg_key>"), nth=2),
+        "city again: only days or unit may follow",
+    ),
     notes="a repeated key: the first value was already streamed and wins; the repeated pair "
     "is content, verbatim",
 )
@@ -440,6 +476,10 @@ case(
     content='"\nprint(s)</arg_value>',
     calls=[("run_code", '{"language": "python", "code": "s = \\""')],
     grammar="reject",
+    refusal=(
+        at('s = "</arg_value>', len('s = "</arg_value>')),
+        "after the code value only timeout, whitespace or </tool_call> may come",
+    ),
     notes="the first </arg_value> ends the value; text after it inside the call is a defect: "
     "the call keeps what was streamed and the rest up to </tool_call> is content",
 )
@@ -457,6 +497,10 @@ case(
         ("get_weather", {"city": "Madrid"}),
     ],
     grammar="reject",
+    refusal=(
+        at("<arg_key>city\n<arg_value>Rome", len("<arg_key>city")),
+        "</arg_key> must close the key",
+    ),
     notes="the second call lacks </arg_key>: its name was complete, so it stays a call with the "
     "arguments streamed before the defect (none), the rest is content; the calls around it "
     "parse as if it were not there",
@@ -471,6 +515,10 @@ case(
     content='<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>',
     calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Madrid"})],
     grammar="reject",
+    refusal=(
+        at("<tool_call>{", len("<tool_call>")),
+        "a declared tool's name must follow <tool_call>",
+    ),
     notes="JSON where the name belongs: no readable name, so the markup is content",
 )
 case(
@@ -492,6 +540,10 @@ case(
     content="The answer is 42.</tool_call>",
     calls=[],
     grammar="reject",
+    refusal=(
+        at("</tool_call>", len("</tool_call>") - 1),
+        "free text may not hold </tool_call>: its last character completes it",
+    ),
     notes="an end marker without a start marker is content",
 )
 case(
@@ -533,6 +585,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Paris", "days": "three"})],
     grammar="reject",
+    refusal=(at("three"), "days is an integer"),
     notes="days is an integer: 'three' does not parse, so it is kept as a string; the "
     "grammar refuses it",
 )
@@ -544,6 +597,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Paris", "unit": "kelvin"})],
     grammar="reject",
+    refusal=(at("kelvin"), "unit is celsius or fahrenheit"),
 )
 case(
     "glm45",
@@ -553,6 +607,7 @@ case(
     content=None,
     calls=[("get_weather", {"days": 3})],
     grammar="reject",
+    refusal=(at("days"), "city is required and comes first (the schema's order)"),
 )
 
 # GLM-4.7 framing.
@@ -606,6 +661,7 @@ case(
     calls=[("search", {"query": "how many vacation days left"})],
     recoveries=("missing-value-open",),
     grammar="reject",
+    refusal=(at("how many"), "<arg_value> must open the value"),
     kind="wild",
     source="https://github.com/vllm-project/vllm/issues/49248 (raw sampled tokens captured "
     "with logprobs; vLLM nightly, --tool-call-parser glm47 --reasoning-parser glm45)",
@@ -623,6 +679,7 @@ case(
     calls=[("get_weather", {"city": "Paris", "days": 2, "unit": "celsius"})],
     recoveries=("missing-value-open",),
     grammar="reject",
+    refusal=(at("Paris"), "<arg_value> must open the value"),
     notes="the missing <arg_value> failure on a string and on an integer, beside a well-formed "
     "pair",
 )
@@ -635,6 +692,10 @@ case(
     "</tool_call>",
     calls=[],
     grammar="reject",
+    refusal=(
+        at("command</arg_key>"),
+        "after the name send_command_to_shell only whitespace, <arg_key> or </tool_call> may come",
+    ),
     kind="wild",
     source="https://github.com/vllm-project/vllm/pull/47190 (observed malformed output from "
     "a GLM-4.7-compatible serving setup)",
@@ -686,6 +747,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Oslo"}), ("get_time", {})],
     grammar="reject",
+    refusal=(at("<tool_call>get_time"), "parallel_tool_calls false: nothing after the first call"),
     notes="parallel_tool_calls false: the grammar stops after the first call; the parser still "
     "returns both (nothing the model wrote is lost)",
 )
@@ -698,6 +760,7 @@ case(
     calls=[("get_weather", {"city": "Oslo"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the output ends without </tool_call>"),
     notes="the output stopped after a complete argument without </tool_call>",
 )
 case(
@@ -730,6 +793,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Oslo"})],
     grammar="reject",
+    refusal=(at("get_weather", 4), "the named tool is get_time: 'get_w' cannot be it"),
     notes="the named tool is get_time: the grammar refuses another; the parser keeps the call",
 )
 

@@ -32,7 +32,7 @@ strict level raised to ``parameter`` (every schema pinned); truncated outputs ha
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +191,28 @@ def vllm_hermes_turn(calls: list[tuple[str, dict[str, Any]]]) -> str:
     return turn.removeprefix("\n")
 
 
+# -- where a grammar refusal must happen ----------------------------------------------------
+
+Place = Callable[[str], int]
+
+
+def at(needle: str, plus: int = 0, *, nth: int = 1) -> Place:
+    """The defect's offset: where the ``nth`` ``needle`` starts in the text, plus ``plus``."""
+
+    def offset(text: str) -> int:
+        position = -1
+        for _ in range(nth):
+            position = text.index(needle, position + 1)
+        return position + plus
+
+    return offset
+
+
+def at_end(text: str) -> int:
+    """The output ends where the grammar needs more: the stop token is refused."""
+    return len(text)
+
+
 # -- cases ----------------------------------------------------------------------------------
 
 CASES: list[dict[str, Any]] = []
@@ -210,6 +232,7 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
@@ -232,6 +255,9 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     CASES.append(
         {
             "slug": slug,
@@ -522,6 +548,11 @@ case(
     content=None,
     calls=[("get_time", '{"timezone": "UTC",}'), ("get_current_weather", {"location": "Oslo"})],
     grammar="reject",
+    refusal=(
+        at('"UTC",', 5),
+        "a comma after the last declared property: only '}' can follow (xgrammar compiles "
+        "schemas strictly: no property beyond those declared)",
+    ),
     notes="a trailing comma: the call is committed by its name; its text is kept as written",
 )
 case(
@@ -554,6 +585,7 @@ case(
     content=None,
     calls=[("get_stock_price", {"ticker": "NVDA"})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "no declared tool's name goes on 'get_s'"),
     notes="names are kept as the model wrote them; the grammar allows declared names only",
 )
 case(
@@ -562,6 +594,7 @@ case(
     content="Here it is: <tool_call>get_time()</tool_call> ok",
     calls=[],
     grammar="reject",
+    refusal=(at("get_time()"), "after <tool_call> only whitespace and '{' may come"),
 )
 case(
     "empty-name",
@@ -569,6 +602,7 @@ case(
     content='<tool_call>{"name": "", "arguments": {}}</tool_call>',
     calls=[],
     grammar="reject",
+    refusal=(at('""', 1), "the name string closes before any declared name"),
     notes="an empty name is no readable name",
 )
 case(
@@ -577,6 +611,7 @@ case(
     content=None,
     calls=[("get_current_weather", {"location": "Paris"})],
     grammar="reject",
+    refusal=(at("\n</tool_call>", 1), "the call object is not closed: '}' must come here"),
     notes=(
         "the call object lacks its last '}' (as in vllm-project/vllm#22885); the arguments "
         "are complete, so the call is clean"
@@ -588,6 +623,7 @@ case(
     content="}",
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(at("}}}", 2), "a third '}': only whitespace and </tool_call> may follow the object"),
     notes="text after the call object inside the tag is content (nothing lost)",
 )
 case(
@@ -597,6 +633,10 @@ case(
     content='{"name": "get_current_weather", "arguments": {"location": "Paris"}}',
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(
+        at('\n{"name": "get_current_weather"', 1),
+        "a second object: only whitespace and </tool_call> may follow the first",
+    ),
     notes="one call per tag: a second object in the tag is content, not a call",
 )
 case(
@@ -628,6 +668,7 @@ case(
     content="Sure.",
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(at("Sure."), 'tool_choice "required": the output starts with a call'),
     notes="the parser keeps the text; the required grammar allows calls only",
 )
 case(
@@ -637,6 +678,7 @@ case(
     content=None,
     calls=[("get_current_weather", {"location": "Oslo"})],
     grammar="reject",
+    refusal=(at("get_current_weather", 4), "the named tool is get_time: 'get_c' cannot be it"),
 )
 case(
     "pinned-schema-wrong-type",
@@ -644,6 +686,7 @@ case(
     content=None,
     calls=[("search", {"query": "x", "top_k": "three"})],
     grammar="reject",
+    refusal=(at('"three"'), "top_k is an integer: a string cannot start here"),
     notes="top_k is declared integer; the parser does not validate arguments",
 )
 
@@ -657,6 +700,7 @@ case(
     calls=[("get_current_weather", BOSTON)],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 case(
     "python-literal-constants",
@@ -666,6 +710,7 @@ case(
     calls=[("search", {"query": "it's", "top_k": 2, "exact": True, "filter": None})],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 case(
     "parameters-key",
@@ -674,6 +719,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("parameters-key",),
     grammar="reject",
+    refusal=(at('"parameters"', 1), 'after the name, the key must be "arguments"'),
 )
 case(
     "arguments-string",
@@ -682,6 +728,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("arguments-string",),
     grammar="reject",
+    refusal=(at('"arguments": ', 13), "the arguments must be an object, not a string"),
 )
 case(
     "missing-end",
@@ -690,6 +737,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the output ends without </tool_call>"),
 )
 case(
     "missing-end-before-next-call",
@@ -700,6 +748,7 @@ case(
     calls=[("get_time", {}), ("get_current_weather", {"location": "Rome"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at("<tool_call>", 1, nth=2), "the first call needs </tool_call> before another"),
 )
 case(
     "bare-json",
@@ -750,6 +799,7 @@ case(
         "parameters-key recovery (a variant key for the arguments)"
     ),
     grammar="reject",
+    refusal=(at('" arguments"', 1), 'the key must be "arguments", without a space'),
 )
 
 

@@ -372,6 +372,17 @@ def test_every_shipped_case_loads() -> None:
         assert all(case.parser == parser for case in cases), parser
 
 
+def test_every_shipped_reject_says_where_the_grammar_must_refuse() -> None:
+    import importlib.resources
+
+    root = Path(str(importlib.resources.files("toolcall_conformance").joinpath("cases")))
+    cases, _ = load_cases([root])
+    rejects = [case for case in cases if case.expected.grammar == "reject"]
+    assert rejects, "the corpus has grammar rejects"
+    unplaced = [case.id for case in rejects if case.expected.grammar_refusal is None]
+    assert unplaced == [], "give these cases expected.grammar_refusal (offset and reason)"
+
+
 # --------------------------------------------------------------------------------------
 # Writing
 

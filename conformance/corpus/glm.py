@@ -23,7 +23,9 @@ Provenance:
 * ``constructed``: written here to probe an edge of the policy.
 
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6, plugins/glm/README.md)
-and the format, never from a parser's output.
+and the format, never from a parser's output. A ``reject`` says where the grammar must refuse
+(``expected.grammar_refusal``), derived from the format and the tool schema. The
+``constrained-*`` cases are generated under the grammar (see below).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import build_case, build_case_under_grammar, write_corpus
+from toolcall_glm import Glm45Parser, Glm47Parser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 TOKENIZER = "glm4.5"
@@ -798,11 +801,49 @@ case(
 )
 
 
+# Generated under the grammar (request.constrained): the text is the template's (or the 4.7
+# framing's), the token ids what the structural tag at the request's own strict level (the
+# parsers' default is function, so "auto" is constrained too) let through, one seeded
+# choice per step (toolcall_conformance.constrained). The seed is the slug.
+
+template(
+    "constrained-auto-typed-values",
+    "Setting it.",
+    [("set_config", {"name": "cache", "limits": [1, 2], "enabled": False, "ratio": 0.5})],
+    tools=[CONFIG],
+    grammar="accept",
+)
+CASES[-1]["constrained"] = True
+case(
+    "glm47",
+    "constrained-required-two-calls",
+    glm47_call("get_weather", {"city": "Zürich", "days": 2}) + glm47_call("get_time", {}),
+    tools=[WEATHER, TIME],
+    tool_choice="required",
+    content=None,
+    calls=[("get_weather", {"city": "Zürich", "days": 2}), ("get_time", {})],
+    grammar="accept",
+)
+CASES[-1]["constrained"] = True
+
+
 # -- writing --------------------------------------------------------------------------------
 
 
 def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     parser, slug = entry["parser"], entry["slug"]
+    if entry.get("constrained"):
+        data = build_case_under_grammar(
+            Glm47Parser if parser == "glm47" else Glm45Parser,
+            tokenizer=TOKENIZER,
+            text=entry["text"],
+            request=entry["request"],
+            provenance=entry["provenance"],
+            expected=entry["expected"],
+            case_id=f"{parser}/{TOKENIZER}/{slug}",
+            seed=slug,
+        )
+        return ROOT / parser / TOKENIZER / f"{slug}.json", data
     data = build_case(
         tokenizer=TOKENIZER,
         parser=parser,

@@ -26,7 +26,10 @@ Provenance:
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
 plugins/hermes/README.md) and the format, never from a parser's output. ``expected.grammar``
 says what the structural tag must do with the case's tokens under the request's plan with the
-strict level raised to ``parameter`` (every schema pinned); truncated outputs have none.
+strict level raised to ``parameter`` (every schema pinned); truncated outputs have none. A
+``reject`` says where the grammar must refuse (``expected.grammar_refusal``), derived from
+the format and the schema as xgrammar compiles it (strictly: no property beyond those
+declared). The ``constrained-*`` cases are generated under the grammar (see below).
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import build_case, build_case_under_grammar, write_corpus
+from toolcall_hermes import HermesParser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 PARSER = "hermes"
@@ -236,11 +240,14 @@ def case(
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    strict_level: str | None = None,
 ) -> None:
     request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
     request["tool_choice"] = tool_choice
     if parallel_tool_calls is not None:
         request["parallel_tool_calls"] = parallel_tool_calls
+    if strict_level is not None:
+        request["strict_level"] = strict_level
     provenance: dict[str, Any] = {"kind": kind, "source": source}
     provenance["model"] = model or (QWEN25_MODEL if tokenizer == QWEN else HERMES3_MODEL)
     if tokenizer == LLAMA:
@@ -803,11 +810,58 @@ case(
 )
 
 
+# ---- generated under the grammar (request.constrained) -----------------------------------
+#
+# The text is the chat template's rendering; the token ids are what the structural tag at
+# the request's own strict level let through, one seeded choice per step
+# (toolcall_conformance.constrained), so markers and multi-byte characters may come in
+# unusual pieces. The seed is the slug.
+
+
+def constrained(
+    slug: str, content: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any
+) -> None:
+    qwen_template(slug, content, calls, grammar="accept", **kw)
+    CASES[-1]["constrained"] = True
+
+
+constrained(
+    "constrained-required-call",
+    "",
+    [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    tool_choice="required",
+)
+constrained(
+    "constrained-function-level-content-and-calls",
+    "Looking both up.",
+    [("search", {"query": "tool calling", "top_k": 2}), ("get_time", {"timezone": "UTC"})],
+    strict_level="function",
+)
+constrained(
+    "constrained-single-call-markers-in-string",
+    "",
+    [("write_file", {"path": "a.md", "content": "# Calls\n\n<tool_call> opens one."})],
+    parallel_tool_calls=False,
+)
+
+
 # -- writing --------------------------------------------------------------------------------
 
 
 def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     tokenizer, slug = entry["tokenizer"], entry["slug"]
+    if entry.get("constrained"):
+        data = build_case_under_grammar(
+            HermesParser,
+            tokenizer=tokenizer,
+            text=entry["text"],
+            request=entry["request"],
+            provenance=entry["provenance"],
+            expected=entry["expected"],
+            case_id=f"{PARSER}/{tokenizer}/{slug}",
+            seed=slug,
+        )
+        return ROOT / PARSER / tokenizer / f"{slug}.json", data
     data = build_case(
         tokenizer=tokenizer,
         parser=PARSER,

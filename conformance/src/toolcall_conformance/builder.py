@@ -3,8 +3,10 @@
 :func:`build_case` takes a raw model output as text, encodes it with the real tokenizer (so
 markers that are added tokens become their single ids, as the model emits them) and gives
 every token its own step, with the text vLLM's detokenizer releases for it.
-:func:`build_case_from_ids` does the same for recorded ids. Both return a schema-valid case
-dict (checked before it is returned), ready for :func:`toolcall_conformance.cases.write_case`.
+:func:`build_case_from_ids` does the same for recorded ids, and
+:func:`build_case_under_grammar` for ids generated under the parser's own grammar
+(``request.constrained``). Each returns a schema-valid case dict (checked before it is
+returned), ready for :func:`toolcall_conformance.cases.write_case`.
 
 The command ``toolcall conformance build`` is :func:`add_build_arguments` + :func:`run_build`.
 """
@@ -18,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolcall import Parser, ParserContext, Request, StrictLevel, Vocabulary
+from toolcall.strictness import resolve_plan
 from toolcall_conformance import __version__
 from toolcall_conformance.cases import (
     NEEDS_REVIEW,
@@ -35,6 +39,7 @@ __all__ = [
     "add_build_arguments",
     "build_case",
     "build_case_from_ids",
+    "build_case_under_grammar",
     "run_build",
     "write_corpus",
 ]
@@ -155,6 +160,71 @@ def build_case_from_ids(
         expected=expected,
         finish_reason=finish_reason,
     )
+
+
+def build_case_under_grammar(
+    parser_class: type[Parser],
+    *,
+    tokenizer: str,
+    text: str,
+    request: Mapping[str, Any],
+    provenance: Mapping[str, Any],
+    expected: Mapping[str, Any] | None,
+    case_id: str,
+    seed: str,
+) -> dict[str, Any]:
+    """A ``request.constrained`` case: ``text`` generated under the structural tag that
+    ``parser_class`` builds for ``request`` at the request's own strict level (else the
+    parser's default), token by token (:func:`toolcall_conformance.constrained.
+    generate_under_grammar`, seeded with ``seed``), ending on a stop token.
+
+    ``provenance.notes`` records how the ids were made. Raises :class:`BuildError` when no
+    grammar applies to the request or the text cannot be generated under it.
+    """
+    from toolcall_conformance.constrained import (  # noqa: PLC0415 - needs xgrammar
+        GenerationError,
+        generate_under_grammar,
+    )
+
+    real = get_tokenizer(tokenizer)
+    view = Request.from_openai(dict(request))
+    own = request.get("strict_level")
+    plan = resolve_plan(
+        view,
+        strict_level=StrictLevel.from_name(own) if isinstance(own, str) else None,
+        default_level=parser_class.default_strict_level,
+    )
+    context = ParserContext(request=view, vocabulary=Vocabulary(special_tokens=real.special_tokens))
+    tag = parser_class(context).structural_tag(plan) if plan.grammar else None
+    if tag is None:
+        msg = f"{parser_class.name} applies no grammar to this request at its own strict level"
+        raise BuildError(msg)
+    try:
+        ids = generate_under_grammar(tag, real, text, seed=seed)
+    except GenerationError as error:
+        raise BuildError(f"{case_id}: {error}") from error
+    how = (
+        "token ids generated under the grammar: at each step one of the tokens that the "
+        f"structural tag of {parser_class.name} for this request (strict level "
+        f"{plan.level.name.lower()}, compiled by xgrammar against the real tokenizer) allows "
+        "and that continue the text, chosen by toolcall_conformance.constrained."
+        f"generate_under_grammar with seed {seed!r}"
+    )
+    notes = provenance.get("notes")
+    case = build_case_from_ids(
+        tokenizer=tokenizer,
+        parser=parser_class.name,
+        token_ids=ids,
+        request={**request, "constrained": True},
+        provenance={**provenance, "notes": f"{notes}; {how}" if notes else how},
+        expected=expected,
+        case_id=case_id,
+    )
+    decoded = "".join(step["text"] for step in case["output"]["steps"])
+    if decoded != text:  # pragma: no cover - the ids spell the text byte for byte
+        msg = f"{case_id}: the generated ids decode to {decoded[:60]!r}, not the text"
+        raise BuildError(msg)
+    return case
 
 
 def _assemble(

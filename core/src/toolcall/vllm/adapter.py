@@ -258,7 +258,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             self._fail(error)
             return
         if contract.enabled_from_env():
-            self._checker = contract.DeltaChecker(parser.markers)
+            self._checker = contract.DeltaChecker(parser.markers, openers=parser.unmarked_starts)
 
     def _fail(self, error: Exception) -> None:
         self._stream = None

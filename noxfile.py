@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -41,7 +42,7 @@ nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "lint",
     "types",
-    "noxfile",
+    "repo",
     "core",
     "plugin",
     "conformance",
@@ -78,7 +79,7 @@ ALL_DISTRIBUTIONS = [*DISTRIBUTIONS, REPLAY, EXAMPLE]
 #: test there is marked ``vllm``). The vllm session runs the ``vllm`` tests of every folder
 #: that has some (:func:`vllm_folders`).
 TEST_FOLDERS: dict[str, str | None] = {
-    "tests": "noxfile",
+    "tests": "repo",
     "core/tests": "core",
     **{f"plugins/{name}/tests": f"plugin({name})" for name in PLUGINS},
     "conformance/tests": "conformance",
@@ -290,9 +291,10 @@ COVERAGE = "coverage>=7.10"  # patch = subprocess
 
 
 @nox.session(python=PYTHON)
-def noxfile(session: nox.Session) -> None:
-    """The noxfile's own tests: every test folder has a session, collected = ran."""
-    session.install(*TEST_DEPS, "nox>=2024.4.15")
+def repo(session: nox.Session) -> None:
+    """The repository's own tests (``tests/``): the noxfile's promises (every test folder
+    has a session, collected = ran) and every distribution's packaging conventions."""
+    session.install(*TEST_DEPS, "nox>=2024.4.15", "packaging")
     _pytest(session, "tests", "tests", *session.posargs)
 
 
@@ -353,6 +355,50 @@ def conformance(session: nox.Session) -> None:
     folder = "conformance/examples/toolcall-example-tags/tests"
     _pytest(session, folder, folder, *session.posargs, packages=measured)
     session.run("toolcall", "conformance")
+    _follow_guide(session, packages=measured)
+
+
+GUIDE = ROOT / "docs" / "writing-a-parser.md"
+
+
+def guide_commands(text: str) -> list[list[str]]:
+    """The commands of the guide's ``console`` blocks (lines starting with ``$ ``)."""
+    commands = []
+    for block in re.findall(r"(?ms)^```console\n(.*?)^```", text):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                commands.append(shlex.split(line[2:]))
+    return commands
+
+
+def _follow_guide(session: nox.Session, *, packages: Sequence[str]) -> None:
+    """Run the guide's commands as a newcomer would, in an empty folder; pytest as
+    :func:`_pytest` runs it (collected = ran), pip as this session's pip. Whatever the
+    guide installs is uninstalled at the end, so that the session's environment stays
+    what the kit's tests expect."""
+    commands = guide_commands(GUIDE.read_text())
+    if not commands:
+        session.error(f"{GUIDE} has no console commands to follow")
+    work = Path(session.create_tmp()) / "guide"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    installed: list[str] = []
+    try:
+        with session.chdir(work):
+            for command in commands:
+                program, *args = command
+                if program == "pip":
+                    session.run("python", "-m", "pip", *args)
+                    installed += [
+                        Path(arg.split("[")[0]).name for arg in args if arg.startswith(".")
+                    ]
+                elif program == "pytest":
+                    _pytest(session, f"guide: {' '.join(command)}", *args, packages=packages)
+                else:
+                    session.run(*command)
+    finally:
+        if installed:
+            session.run("python", "-m", "pip", "uninstall", "-q", "-y", *installed)
 
 
 @nox.session(python=PYTHON, default=False)
@@ -376,16 +422,33 @@ def scorecard(session: nox.Session) -> None:
     session.run("toolcall", "conformance", *session.posargs)
 
 
+#: The lowest hatchling every distribution declares (``hatchling>=1.27``): 1.24 and 1.25
+#: reject PEP 639's ``license-files`` list, 1.26 builds but writes the licence as free
+#: text in Metadata 2.3, without ``License-Expression`` or the licence files.
+HATCHLING_FLOOR = "1.27"
+#: Imports a distribution makes without declaring them, and why that is right.
+UNDECLARED_IMPORTS: dict[str, dict[str, str]] = {
+    "toolcall-core": {
+        "xgrammar": "only the vLLM bridge imports it, inside vLLM, which brings it",
+        "rich": "optional: `toolcall list` draws a table with it where it is installed",
+    },
+}
+
+
 @nox.session(python=PYTHON)
 def build(session: nox.Session) -> None:
-    """Build every distribution's wheel and sdist with hatch; install each wheel alone."""
-    session.install("hatch>=1.12")
+    """Build every distribution's wheel and sdist with the hatchling floor they declare (so
+    the floor is proven to build), check the metadata with ``twine check --strict``, then
+    install each wheel alone, import it, and compare its imports with its dependencies."""
+    session.install(f"hatchling=={HATCHLING_FLOOR}.*", "twine>=6.1")
     dist = ROOT / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    for path in DISTRIBUTIONS:
+    for path in ALL_DISTRIBUTIONS:
         with session.chdir(path):
-            session.run("hatch", "build", str(dist))
-    for path in DISTRIBUTIONS:
+            session.run("hatchling", "build", "-d", str(dist))
+    session.run("twine", "check", "--strict", *sorted(str(p) for p in dist.iterdir()))
+    checker = str(ROOT / ".ci" / "dependency_check.py")
+    for path in ALL_DISTRIBUTIONS:
         name = _name(path / "pyproject.toml")
         wheel = next(dist.glob(f"{name.replace('-', '_')}-*.whl"))
         venv = Path(session.create_tmp()) / f"alone-{name}"
@@ -408,8 +471,22 @@ def build(session: nox.Session) -> None:
         session.run(
             python, "-c", f"import {module}; print({module}.__name__, 'imports')", external=True
         )
+        allowed = [f"{k}={v}" for k, v in UNDECLARED_IMPORTS.get(name, {}).items()]
+        session.run(python, checker, name, *allowed, external=True)
         if name == "toolcall-core":
             session.run(str(venv / "bin" / "toolcall"), "list", external=True)
+        if name == "toolcall-conformance":
+            # The plugin template travels inside the wheel.
+            target = Path(session.create_tmp()) / "new-plugin"
+            shutil.rmtree(target, ignore_errors=True)
+            session.run(
+                str(venv / "bin" / "toolcall"),
+                "new-plugin",
+                "wheel_probe",
+                "--dir",
+                str(target),
+                external=True,
+            )
 
 
 VLLM_ENV = {"VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1"}

@@ -48,7 +48,7 @@ def test_each_named_session_exists() -> None:
 def test_the_default_sessions_end_with_the_coverage_report() -> None:
     defaults = noxfile.nox.options.sessions
     assert defaults[-1] == "coverage"
-    assert {"core", "plugin", "conformance", "vllm", "noxfile"} <= set(defaults)
+    assert {"repo", "core", "plugin", "conformance", "build", "vllm"} <= set(defaults)
 
 
 def test_no_exit_status_lets_a_folder_without_tests_pass() -> None:
@@ -164,3 +164,17 @@ def test_coverage_is_reported_per_package() -> None:
     assert entry.line_percent == pytest.approx(95.0)
     assert entry.branch_percent == pytest.approx(75.0)
     assert set(noxfile.COVERAGE_FLOOR) == {"toolcall", "toolcall_conformance"}
+
+
+def test_the_guide_is_a_list_of_commands_ci_follows() -> None:
+    commands = noxfile.guide_commands(noxfile.GUIDE.read_text())
+    assert [command[:2] for command in commands] == [
+        ["toolcall", "new-plugin"],
+        ["pip", "install"],
+        ["pytest", "toolcall-my-format/tests"],
+        ["toolcall", "conformance"],
+    ]
+    assert commands[1] == ["pip", "install", "-e", "./toolcall-my-format[test]"]
+    assert noxfile.guide_commands("```console\n$ a 'b c'\nout\n```\n```sh\n$ no\n```\n") == [
+        ["a", "b c"]
+    ]

@@ -212,7 +212,13 @@ def test_a_conformant_parser_passes_every_check(tmp_path: Path) -> None:
             "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
         },
     )
-    results = run_case(ExampleTagsParser, case)
+    assert [r.check for r in run_case(ExampleTagsParser, case)] == [
+        "parse",
+        "stream-token",
+        "stream-char",
+        "stream-random",
+    ]
+    results = run_case(ExampleTagsParser, case, not_applicable=True)
     assert [(r.check, r.outcome) for r in results] == [
         ("parse", "passed"),
         # a text-only case's chunks are its "tokens": the recorded split is the token split
@@ -537,8 +543,9 @@ def test_constrained_at_the_parameter_level_repeats_the_grammar_check(tmp_path: 
         if entry.check == "grammar-constrained"
     ]
     assert constrained.repeats == "grammar"
-    results = run_case(ExampleTagsParser, graded)
+    results = run_case(ExampleTagsParser, graded, not_applicable=True)
     assert [r.outcome for r in results if r.check == "grammar-constrained"] == ["not applicable"]
+    assert "grammar-constrained" not in [r.check for r in run_case(ExampleTagsParser, graded)]
     # Without the parser class the tags cannot be compared: it is planned to run.
     assert "grammar-constrained" in applicable_checks(graded)
 
@@ -734,10 +741,9 @@ def test_without_xgrammar_the_grammar_check_fails_as_not_run(
     result = run_check(ExampleTagsParser, case, "grammar", Resources())
     detail = _failed(result, case, "example_tags", "grammar")
     assert detail.startswith("not run: xgrammar missing")
-    # --no-grammar leaves the grammar checks out instead
+    # --no-grammar leaves the grammar checks out instead (stream-recorded: one token a step)
     assert [r.check for r in run_case(ExampleTagsParser, case, Resources(grammar=False))] == [
         "parse",
-        "stream-recorded",
         "stream-token",
         "stream-char",
         "stream-random",

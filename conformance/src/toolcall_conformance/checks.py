@@ -279,9 +279,11 @@ def run_case(
     resources: Resources | None = None,
     *,
     checks: Iterable[str] | None = None,
+    not_applicable: bool = False,
 ) -> list[CheckResult]:
-    """Run every check (or only ``checks``) of ``case`` against the parser; a check that
-    repeats another is reported as not applicable, not run."""
+    """Run every check of ``case`` that repeats no other (or only ``checks``) against the
+    parser. ``not_applicable=True`` also lists the checks left out as repeats, each as a
+    result that is neither passed nor failed."""
     resources = resources if resources is not None else Resources()
     if checks is not None:
         return [run_check(parser_class, case, check, resources) for check in checks]
@@ -289,7 +291,7 @@ def run_case(
     for entry in plan_checks(case, grammar=resources.grammar, parser_class=parser_class):
         if entry.applicable:
             results.append(run_check(parser_class, case, entry.check, resources))
-        else:
+        elif not_applicable:
             results.append(entry.not_applicable(case, parser_class.name))
     return results
 

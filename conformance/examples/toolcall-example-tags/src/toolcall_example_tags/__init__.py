@@ -1,4 +1,4 @@
-"""toolcall-example-tags: the ``example_tags`` tool-call format, ``<call name="NAME">{json}</call>``."""
+"""toolcall-example-tags: the ``example_tags`` format, ``<call name="NAME">{json}</call>``."""
 
 from __future__ import annotations
 

@@ -567,7 +567,7 @@ def get_tokenizer(
     if not path.is_absolute() and base is not None:
         path = base / path
     if path.exists():
-        return load_tokenizer_path(path, name=name)
+        return load_tokenizer_path(path)
     raise UnknownTokenizerError(name, sorted(registered))
 
 
@@ -600,12 +600,13 @@ def _load_registered(name: str) -> RealTokenizer:
     raise TokenizerBuildError(msg)
 
 
-#: File names of mistral-common tokenizers, as mistral-common's own loaders look for them.
-_MISTRAL_FILES = ("tekken.json", "tokenizer.model.v*", "tokenizer.mistral.json")
+#: File names of mistral-common tokenizers: a model's (``tekken.json``,
+#: ``tokenizer.model.v3``) and mistral-common's own data (``tekken_240911.json``, ...).
+_MISTRAL_FILES = ("tekken*.json", "*.model.v*", "tokenizer.mistral.json")
 
 
 def load_tokenizer_path(path: Path, *, name: str | None = None) -> RealTokenizer:
-    """The tokenizer at ``path``, called ``name`` (default: the path as given).
+    """The tokenizer at ``path``, called ``name`` (default: the absolute path).
 
     * a directory with ``tokenizer.json`` (or that file itself): a Hugging Face tokenizer,
       loaded with ``transformers.AutoTokenizer`` as vLLM loads it. Its stop ids are the
@@ -618,7 +619,8 @@ def load_tokenizer_path(path: Path, *, name: str | None = None) -> RealTokenizer
 
     Raises :class:`TokenizerBuildError` when nothing there loads as a tokenizer.
     """
-    return _load_path(path.expanduser().resolve(), name or str(path))
+    resolved = path.expanduser().resolve()
+    return _load_path(resolved, name or str(resolved))
 
 
 @cache

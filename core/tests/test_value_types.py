@@ -146,3 +146,34 @@ def test_a_parse_is_an_assistant_message() -> None:
     assert json.loads(parsed.to_json()) == message
     assert "東京" in parsed.to_json()
     assert Parsed(content="plain").to_openai() == {"role": "assistant", "content": "plain"}
+
+
+def test_call_ids_in_each_family_style() -> None:
+    from toolcall.parser import new_call_id
+
+    openai = new_call_id()
+    assert openai.startswith("chatcmpl-tool-")
+    assert len(openai) == len("chatcmpl-tool-") + 32
+    mistral = {new_call_id("mistral") for _ in range(20)}
+    assert all(len(one) == 9 and one.isalnum() and one.isascii() for one in mistral)
+    assert len(mistral) == 20
+
+
+def test_a_parser_accepts_any_vocabulary_and_has_no_grammar_by_default() -> None:
+    from toolcall import CallStream, Parser
+    from toolcall.parser import assemble
+    from toolcall.strictness import resolve_plan
+
+    class Plain(Parser):
+        name = "plain"
+
+        def stream(self) -> CallStream:
+            raise NotImplementedError
+
+    Plain.check_vocabulary(Vocabulary())
+    plan = resolve_plan(Request.from_openai({"tools": [WEATHER], "tool_choice": "required"}))
+    assert Plain().structural_tag(plan) is None
+    # Reasoning pieces reassemble like content; whitespace-only reasoning is none.
+    parsed = assemble([Delta(reasoning="think "), Delta(reasoning="more"), Delta(content="A")])
+    assert (parsed.reasoning, parsed.content) == ("think more", "A")
+    assert assemble([Delta(reasoning=" \n")]).reasoning is None

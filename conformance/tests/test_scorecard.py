@@ -288,3 +288,32 @@ def test_the_shipped_aliases_are_counted_once() -> None:
     targets, failures = scorecard.select_targets(registry, ("hermes", "qwen3_json"), ())
     assert failures == []
     assert [(t.name, t.alias_of) for t in targets] == [("hermes", None), ("qwen3_json", "hermes")]
+
+
+def test_with_no_parser_that_has_cases_it_is_a_usage_error(tmp_path: Path) -> None:
+    empty = Registry.load(path=[str(tmp_path)])  # no plugin installed there
+    with pytest.raises(scorecard.ScorecardError, match="no installed parser has cases"):
+        scorecard.select_targets(empty, (), ())
+
+
+def test_progress_is_drawn_on_a_terminal_only(
+    good_cases: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    targets, _ = scorecard.select_targets(Registry.load(), ("example_tags",), [good_cases])
+    resources = Resources(grammar=False)
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    scorecard.run(targets, resources, progress=True)
+    drawn = terminal.getvalue()
+    # The bar counts the checks and names the one at work.
+    assert "10/10" in drawn
+    assert "stream-random" in drawn
+    assert scorecard._clip("a" * 70, 60) == "a" * 57 + "..."
+    quiet = Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    scorecard.run(targets, resources, progress=False)
+    assert quiet.getvalue() == ""

@@ -8,6 +8,7 @@ before the first ``<tool_call>``; streaming never sends content after the first 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,33 @@ def test_glm_runs_on_the_engine_path(baseline: VllmBaseline, tmp_path: Path) -> 
     )
     results = baseline.run_case("glm45", case)
     assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
+
+
+def test_the_scorecard_shows_the_built_in_beside_ours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolcall.cli import main
+
+    text_case(
+        tmp_path,
+        "clean",
+        ["Let me check.\n", HERMES_CALL],
+        {"content": "Let me check.", "tool_calls": CALL},
+        request=REQUEST,
+        parser="hermes",
+    )
+    args = ["conformance", "-p", "hermes", "--cases", str(tmp_path), "--no-grammar"]
+    assert main([*args, "--against-vllm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    theirs = data["vllm"]["results"]
+    assert {r["parser"] for r in theirs} == {"vllm:hermes"}
+    assert {r["case"] for r in theirs} >= {"hermes/text/clean"}
+    assert data["vllm"]["summary"]["total"] == sum(r["outcome"] != "not applicable" for r in theirs)
+    # Ours pass; the built-in's failures are a baseline and do not change the exit status.
+    assert data["summary"]["failed"] == 0
+    assert data["vllm"]["summary"]["failed"] > 0
+    assert main([*args, "--against-vllm"]) == 0
+    out = capsys.readouterr().out
+    assert "vLLM built-in passed / run" in out
+    assert "(a baseline: not part of the exit status)" in out
+    assert "vLLM built-in failures" in out

@@ -189,3 +189,24 @@ def test_a_package_registers_tokenizer_names(qwen_dir: Path) -> None:
         get_tokenizer("my-missing")
     assert "my-qwen" in str(info.value)
     assert get_tokenizer("qwen2.5").name == "qwen2.5"
+
+
+def test_model_files_in_their_other_shapes(qwen_dir: Path, tmp_path: Path) -> None:
+    # One eos id (not a list); the vocabulary size of a multimodal config's text model.
+    model = tmp_path / "multimodal"
+    shutil.copytree(qwen_dir, model)
+    (model / "generation_config.json").write_text(json.dumps({"eos_token_id": 151643}))
+    (model / "config.json").write_text(json.dumps({"text_config": {"vocab_size": 152064}}))
+    tokenizer = load_tokenizer_path(model)
+    assert tokenizer.stop_token_ids == [151643]
+    assert tokenizer.model_vocab_size == 152064
+    assert repr(tokenizer) == f"<HFTokenizer {model.resolve()}>"
+
+
+def test_files_that_do_not_load_are_clear_errors(tmp_path: Path) -> None:
+    (tmp_path / "tekken.json").write_text('{"not": "a tokenizer"}')
+    with pytest.raises(TokenizerBuildError, match="cannot load the mistral-common tokenizer"):
+        load_tokenizer_path(tmp_path / "tekken.json")
+    (tmp_path / "model.gguf").write_bytes(b"GGUF but not really")
+    with pytest.raises(TokenizerBuildError, match="cannot load the tokenizer in"):
+        load_tokenizer_path(tmp_path / "model.gguf")

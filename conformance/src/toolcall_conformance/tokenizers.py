@@ -701,7 +701,7 @@ def _load_gguf(path: Path, name: str) -> RealTokenizer:
 
     try:
         hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    except (OSError, ValueError) as error:
+    except Exception as error:  # a damaged file fails inside the GGUF reader in many ways
         msg = f"cannot load the tokenizer in {path}: {' '.join(str(error).split())[:200]}"
         raise TokenizerBuildError(msg) from error
     stops = [int(hf.eos_token_id)] if getattr(hf, "eos_token_id", None) is not None else []

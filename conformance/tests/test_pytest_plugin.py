@@ -211,3 +211,38 @@ def test_a_known_failure_list_must_name_cases_and_give_reasons(
             "check of this suite*",
         ]
     )
+
+
+def test_what_a_suite_points_at_must_exist_and_load(pytester: pytest.Pytester, cases: Path) -> None:
+    (cases / "broken.json").write_text('{"schema": "toolcall-case/1"', encoding="utf-8")
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+
+        class TestMissing(ConformanceSuite):
+            parser = "example_tags"
+            case_dirs = ("cases", "no-such-folder")
+            include_shipped = False
+
+        class TestNotAParser(ConformanceSuite):
+            parser = 42
+
+        class TestListedWrongly(ConformanceSuite):
+            parser = "example_tags"
+            case_dirs = ("cases",)
+            known_failures = ["example_tags/text/call"]
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    # TestMissing: the two good cases pass (8), the missing folder and the broken file fail;
+    # TestNotAParser: one failing load; TestListedWrongly: 8 pass, the broken file and the
+    # list fail to load.
+    result.assert_outcomes(passed=16, failed=5)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*no-such-folder: no such file or directory*",
+            "*broken.json: $: not JSON*",
+            "*TestNotAParser.parser: 42 is neither a parser name nor a toolcall.Parser subclass*",
+            "*TestListedWrongly.known_failures must map case ids to reasons*",
+        ]
+    )

@@ -21,7 +21,18 @@ from pathlib import Path
 
 from toolcall.registry import Registry
 
-__all__ = ["NewPluginError", "add_arguments", "names_for", "run", "template_dir", "write_plugin"]
+__all__ = [
+    "GUIDE_URL",
+    "NewPluginError",
+    "add_arguments",
+    "names_for",
+    "run",
+    "template_dir",
+    "write_plugin",
+]
+
+#: The guide that takes a new package on from here.
+GUIDE_URL = "https://github.com/toolcall-project/toolcall/blob/main/docs/writing-a-parser.md"
 
 #: A parser name: what ``--tool-call-parser`` takes, and part of a Python import name.
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -125,5 +136,5 @@ def run(args: argparse.Namespace) -> int:
     print("next:")
     print(f'  pip install -e "{target}[test]"')
     print(f"  pytest {target / 'tests'}")
-    print("then make the parser yours: docs/writing-a-parser.md in the toolcall repository")
+    print(f"then make the format yours: {GUIDE_URL}")
     return 0

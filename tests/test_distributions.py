@@ -140,3 +140,21 @@ def test_our_own_distributions_are_pinned_to_a_compatible_range(folder: str) -> 
 def test_import_names_are_first_party_for_ruff() -> None:
     first_party = set(ROOT_PYPROJECT["tool"]["ruff"]["lint"]["isort"]["known-first-party"])
     assert {noxfile._import_name(path) for path in DISTRIBUTIONS.values()} <= first_party
+
+
+def test_every_link_to_the_repository_uses_its_one_address() -> None:
+    """The repository's address is written in the root pyproject.toml; any other
+    github.com/<owner>/toolcall link in the sources is a stale copy."""
+    pattern = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/toolcall\b")
+    stale = {
+        f"{path.relative_to(ROOT)}: {link}"
+        for suffix in ("*.md", "*.py", "*.toml")
+        for path in ROOT.rglob(suffix)
+        if not any(
+            part.startswith(".") or part in {"dist", "build"}
+            for part in path.relative_to(ROOT).parts
+        )
+        for link in pattern.findall(path.read_text(errors="replace"))
+        if link != REPOSITORY
+    }
+    assert stale == set()

@@ -613,6 +613,54 @@ def vllm_folders(root: Path = ROOT) -> list[str]:
     ]
 
 
+@nox.session(python=PYTHON, default=False)
+def linear(session: nox.Session) -> None:
+    """Linear cost on every input shape, for every installed parser (bench/README.md)."""
+    session.install(*TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.run(
+        "python",
+        "-m",
+        "toolcall_bench.linear",
+        *session.posargs,
+        env={
+            "PYTHONPATH": str(ROOT / "bench"),
+            "TOOLCALL_BENCH_COMMAND": " ".join(["nox -s linear", *session.posargs]),
+        },
+    )
+
+
+@nox.session(python=False, default=False)
+def vllm_env(session: nox.Session) -> None:
+    """Only (re)build the vLLM overlay with fresh wheels, to run tests in it by hand:
+    ``VLLM_TARGET_DEVICE=cpu $TOOLCALL_CACHE/vllm-run/bin/python -m pytest -m vllm FOLDER``."""
+    python = _vllm_venv(session)
+    session.log(f"vLLM overlay ready: {python}")
+
+
+@nox.session(python=False, default=False)
+def bench(session: nox.Session) -> None:
+    """Our parsers against vLLM's built-ins of the same names (DESIGN §8), in the vLLM venv.
+
+    Writes a JSON under $TOOLCALL_CACHE/bench and the table into each plugin's README;
+    args go to the benchmark (``-- --help``; ``-- --smoke`` for the CI-sized run).
+    """
+    python = _vllm_venv(session)
+    command = " ".join(["nox -s bench", *(["--", *session.posargs] if session.posargs else [])])
+    session.run(
+        str(python),
+        "-m",
+        "toolcall_bench",
+        *session.posargs,
+        env={
+            **VLLM_ENV,
+            "PYTHONPATH": str(ROOT / "bench"),
+            "TOOLCALL_BENCH_COMMAND": command,
+        },
+        external=True,
+    )
+
+
 #: The least branch coverage (percent) a package must keep, measured over every session.
 COVERAGE_FLOOR = {"toolcall": 90.0, "toolcall_conformance": 90.0}
 

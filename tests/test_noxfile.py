@@ -183,3 +183,11 @@ def test_the_guide_is_a_list_of_commands_ci_follows() -> None:
     assert noxfile.guide_commands("```console\n$ a 'b c'\nout\n```\n```sh\n$ no\n```\n") == [
         ["a", "b c"]
     ]
+
+
+def test_every_session_the_readme_and_the_guide_name_exists() -> None:
+    sessions = set(nox.registry.get())
+    assert {
+        "lint", "types", "repo", "core", "plugin", "splits", "conformance", "fuzz", "scorecard",
+        "build", "vllm", "vllm_env", "linear", "bench", "coverage",
+    } <= sessions  # fmt: skip

@@ -95,11 +95,23 @@ def problems(
     return found
 
 
+def modules(files: Iterable[metadata.PackagePath]) -> list[metadata.PackagePath]:
+    """The ``.py`` files that are modules of the distribution's packages: every folder on
+    the way to them holds an ``__init__.py`` (data such as a template package is not)."""
+    files = list(files)
+    packages = {f.parent for f in files if f.name == "__init__.py"}
+    return [
+        f
+        for f in files
+        if f.suffix == ".py" and all(parent in packages for parent in f.parents[:-1])
+    ]
+
+
 def main(argv: list[str]) -> int:
     name, *allowances = argv
     allowed = {item.split("=", 1)[0] for item in allowances}
     distribution = metadata.distribution(name)
-    files = [f for f in distribution.files or () if f.suffix == ".py"]
+    files = modules(distribution.files or ())
     sources = [f.read_text(encoding="utf-8") for f in files]
     own = {f.parts[0] for f in files if not f.parts[0].endswith(".dist-info")}
     if not files:

@@ -130,10 +130,14 @@ def test_the_scorecard_shows_the_built_in_beside_ours(
         request=REQUEST,
         parser="hermes",
     )
-    args = ["conformance", "-p", "hermes", "--cases", str(tmp_path), "--no-grammar"]
+    args = ["conformance", "-p", "hermes", "-p", "qwen3_json", "--cases", str(tmp_path)]
+    args.append("--no-grammar")
     assert main([*args, "--against-vllm", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     theirs = data["vllm"]["results"]
+    # vLLM registers qwen3_json with its hermes class: like ours, counted once.
+    assert data["summary"]["aliases"] == {"qwen3_json": "hermes"}
+    assert data["vllm"]["aliases"] == {"qwen3_json": "hermes"}
     assert {r["parser"] for r in theirs} == {"vllm:hermes"}
     assert {r["case"] for r in theirs} >= {"hermes/text/clean"}
     assert data["vllm"]["summary"]["total"] == sum(r["outcome"] != "not applicable" for r in theirs)
@@ -145,3 +149,4 @@ def test_the_scorecard_shows_the_built_in_beside_ours(
     assert "vLLM built-in passed / run" in out
     assert "(a baseline: not part of the exit status)" in out
     assert "vLLM built-in failures" in out
+    assert "vLLM's qwen3_json is its hermes class on the same cases: counted once" in out

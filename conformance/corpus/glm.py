@@ -31,11 +31,18 @@ and the format, never from a parser's output. A ``reject`` says where the gramma
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, build_case_under_grammar, write_corpus
+from toolcall_conformance.builder import (
+    Place,
+    at,
+    at_end,
+    build_case,
+    build_case_under_grammar,
+    write_corpus,
+)
 from toolcall_glm import Glm45Parser, Glm47Parser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
@@ -159,28 +166,6 @@ def glm47_call(name: str, arguments: Mapping[str, object]) -> str:
         for key, value in arguments.items()
     )
     return f"<tool_call>{name}{body}</tool_call>"
-
-
-# -- where a grammar refusal must happen ----------------------------------------------------
-
-Place = Callable[[str], int]
-
-
-def at(needle: str, plus: int = 0, *, nth: int = 1) -> Place:
-    """The defect's offset: where the ``nth`` ``needle`` starts in the text, plus ``plus``."""
-
-    def offset(text: str) -> int:
-        position = -1
-        for _ in range(nth):
-            position = text.index(needle, position + 1)
-        return position + plus
-
-    return offset
-
-
-def at_end(text: str) -> int:
-    """The output ends where the grammar needs more: the stop token is refused."""
-    return len(text)
 
 
 # -- cases ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kit_helpers import PROVENANCE, REQUEST
+from kit_helpers import PROVENANCE, REQUEST, TAG
 
 from toolcall_conformance.builder import BuildError, build_case_under_grammar
 from toolcall_conformance.cases import load_case, write_case
@@ -16,32 +16,6 @@ from toolcall_conformance.constrained import GenerationError, generate_under_gra
 from toolcall_conformance.grammar import GrammarSession
 from toolcall_conformance.tokenizers import RealTokenizer, get_tokenizer
 from toolcall_example_tags import ExampleTagsParser
-
-TAG = {
-    "type": "structural_tag",
-    "format": {
-        "type": "triggered_tags",
-        "triggers": ["<f>"],
-        "tags": [
-            {
-                "type": "tag",
-                "begin": "<f>",
-                "content": {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "type": "object",
-                        "properties": {"n": {"type": "integer"}},
-                        "required": ["n"],
-                        "additionalProperties": False,
-                    },
-                },
-                "end": "</f>",
-            }
-        ],
-        "at_least_one": False,
-        "stop_after_first": False,
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,10 @@ from toolcall_conformance.tokenizers import TOKENIZER_NAMES, RealTokenizer, get_
 __all__ = [
     "BUILDER_VERSION",
     "BuildError",
+    "Place",
     "add_build_arguments",
+    "at",
+    "at_end",
     "build_case",
     "build_case_from_ids",
     "build_case_under_grammar",
@@ -382,6 +385,31 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+# --------------------------------------------------------------------------------------
+# Corpus scripts: where a grammar refusal must happen (expected.grammar_refusal.offset)
+
+#: The offset of a defect, computed from the case's text.
+Place = Callable[[str], int]
+
+
+def at(needle: str, plus: int = 0, *, nth: int = 1) -> Place:
+    """The defect's offset: where the ``nth`` ``needle`` starts in the text, plus ``plus``
+    (write the defect's place as the format and the schema define it, never from a run)."""
+
+    def offset(text: str) -> int:
+        position = -1
+        for _ in range(nth):
+            position = text.index(needle, position + 1)
+        return position + plus
+
+    return offset
+
+
+def at_end(text: str) -> int:
+    """The output ends where the grammar needs more: the stop token is refused."""
+    return len(text)
 
 
 def write_corpus(

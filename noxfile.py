@@ -344,8 +344,9 @@ def splits(session: nox.Session, plugin: str) -> None:
 
 @nox.session(python=PYTHON)
 def conformance(session: nox.Session) -> None:
-    """The kit's tests, the replay package's tests that need no vLLM, the example
-    third-party package, the benchmark's tests that need no vLLM, and the scorecard."""
+    """The kit's tests, the replay package's tests that need no vLLM, the benchmark's tests
+    that need no vLLM, the example third-party package, the guide followed command by
+    command, and the scorecard."""
     session.install(*TEST_DEPS, COVERAGE)
     _install_grammar(session)
     _install_local(session, *DISTRIBUTIONS, REPLAY, EXAMPLE)
@@ -355,8 +356,8 @@ def conformance(session: nox.Session) -> None:
         _pytest(session, folder, folder, "-m", "not vllm", *session.posargs, packages=measured)
     folder = "conformance/examples/toolcall-example-tags/tests"
     _pytest(session, folder, folder, *session.posargs, packages=measured)
-    session.run("toolcall", "conformance")
     _follow_guide(session, packages=measured)
+    session.run("toolcall", "conformance")
 
 
 GUIDE = ROOT / "docs" / "writing-a-parser.md"

@@ -583,7 +583,7 @@ def registered_tokenizers() -> dict[str, str]:
 
 @cache
 def _load_registered(name: str) -> RealTokenizer:
-    (entry,) = [e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == name][:1]
+    entry = next(e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == name)
     where = f"tokenizer {name!r} (entry point {entry.value!r} of {ENTRY_POINT_GROUP})"
     try:
         target: object = entry.load()

@@ -10,6 +10,17 @@ written once to ``$TOOLCALL_CACHE/tokenizers/<name>/`` (default ``~/.cache/toolc
 loaded from there with ``transformers.AutoTokenizer``, as vLLM loads a model's tokenizer.
 Mistral tokenizers are mistral-common's own objects, as vLLM uses them for Mistral models.
 
+Beside these built-in names, :func:`get_tokenizer` takes
+
+* a path to a local tokenizer: a Hugging Face directory with a ``tokenizer.json`` (its
+  ``generation_config.json`` or ``tokenizer_config.json`` give the stop ids, its
+  ``config.json`` the model's vocabulary size), a mistral-common file (``tekken.json``,
+  ``tokenizer.model.v3``, ...) or a directory holding one, or a ``.gguf`` file; a case names
+  it by a path relative to the case file (:func:`toolcall_conformance.cases.case_tokenizer`);
+* a name another package registers under the entry-point group ``toolcall.tokenizers``:
+  the entry point names a path (``str`` or ``Path``), a :class:`RealTokenizer`, or a
+  function without arguments that returns one of them.
+
 ``RealTokenizer.decode_steps`` reproduces the text vLLM's detokenizer hands a tool parser
 for each generated token (``skip_special_tokens=False``, as the tool parsers request):
 ``tokenizers.decoders.DecodeStream`` for Hugging Face tokenizers, and vLLM's incremental
@@ -32,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +56,7 @@ from tokenizers.decoders import DecodeStream
 
 __all__ = [
     "BUILD_VERSION",
+    "ENTRY_POINT_GROUP",
     "TOKENIZER_NAMES",
     "HFTokenizer",
     "MistralCommonTokenizer",
@@ -53,6 +66,8 @@ __all__ = [
     "cache_root",
     "ensure_built",
     "get_tokenizer",
+    "load_tokenizer_path",
+    "registered_tokenizers",
 ]
 
 #: Bump when the way a tokenizer is built changes: cached builds with another stamp are rebuilt.
@@ -69,15 +84,24 @@ _QWEN2_PATTERN = (
 )
 
 
+#: The entry-point group through which a package registers tokenizers by name.
+ENTRY_POINT_GROUP = "toolcall.tokenizers"
+
+
 class UnknownTokenizerError(KeyError):
     """No tokenizer of that name."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, registered: Sequence[str] = ()) -> None:
         self.name = name
+        self.registered = tuple(registered)
         super().__init__(name)
 
     def __str__(self) -> str:
-        return f"unknown tokenizer {self.name!r} (choose from {', '.join(TOKENIZER_NAMES)})"
+        names = ", ".join((*TOKENIZER_NAMES, *self.registered))
+        return (
+            f"unknown tokenizer {self.name!r} (choose from {names}, or give the path of a "
+            "tokenizer directory or file)"
+        )
 
 
 class TokenizerBuildError(RuntimeError):
@@ -376,20 +400,23 @@ class HFTokenizer(RealTokenizer):
         name: str,
         hf_tokenizer: Any,
         tokenizer_json_path: Path,
-        stop_tokens: Sequence[str],
-        model_vocab_size: int,
+        stop_tokens: Sequence[str] = (),
+        model_vocab_size: int = 0,
+        *,
+        stop_token_ids: Sequence[int] = (),
     ) -> None:
         super().__init__()
         self.name = name
         self.hf_tokenizer = hf_tokenizer
         self.tokenizer_json_path = tokenizer_json_path
-        self.model_vocab_size = model_vocab_size
         self._backend = hf_tokenizer.backend_tokenizer
+        self.model_vocab_size = model_vocab_size or self._backend.get_vocab_size()
         self.special_tokens = {
             token.content: token_id
             for token_id, token in sorted(self._backend.get_added_tokens_decoder().items())
         }
         self.stop_token_ids = [self.special_tokens[token] for token in stop_tokens]
+        self.stop_token_ids += [i for i in stop_token_ids if i not in self.stop_token_ids]
 
     def encode(self, text: str) -> list[int]:
         return list(self._backend.encode(text, add_special_tokens=False).ids)
@@ -519,17 +546,166 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "toolcall"
 
 
-def get_tokenizer(name: str, *, cache_dir: Path | None = None) -> RealTokenizer:
-    """The real tokenizer called ``name`` (one of :data:`TOKENIZER_NAMES`).
+def get_tokenizer(
+    name: str, *, cache_dir: Path | None = None, base: Path | None = None
+) -> RealTokenizer:
+    """The real tokenizer ``name``: a built-in (one of :data:`TOKENIZER_NAMES`), a name
+    registered under the entry-point group :data:`ENTRY_POINT_GROUP`, or the path of a
+    local tokenizer (relative paths are taken from ``base``, default the working directory).
 
-    Built on first use (a few seconds) and cached on disk; never downloaded. The object is
-    memoised per process, as loading a cached tokenizer.json still takes about a second.
+    Built-ins are built on first use (a few seconds) and cached on disk; nothing is ever
+    downloaded. Every tokenizer object is memoised per process, as loading a tokenizer.json
+    still takes about a second.
     """
-    family = _FAMILIES.get(name)
-    if family is None:
-        raise UnknownTokenizerError(name)
-    root = (cache_dir or cache_root()).expanduser().resolve()
-    return _load(name, root)
+    if name in _FAMILIES:
+        root = (cache_dir or cache_root()).expanduser().resolve()
+        return _load(name, root)
+    registered = registered_tokenizers()
+    if name in registered:
+        return _load_registered(name)
+    path = Path(name).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if path.exists():
+        return load_tokenizer_path(path)
+    raise UnknownTokenizerError(name, sorted(registered))
+
+
+def registered_tokenizers() -> dict[str, str]:
+    """Names registered under :data:`ENTRY_POINT_GROUP` -> the distribution that registers
+    each (built-in names cannot be taken)."""
+    found: dict[str, str] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name not in _FAMILIES:
+            found.setdefault(entry.name, entry.dist.name if entry.dist is not None else "?")
+    return found
+
+
+@cache
+def _load_registered(name: str) -> RealTokenizer:
+    entry = next(e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == name)
+    where = f"tokenizer {name!r} (entry point {entry.value!r} of {ENTRY_POINT_GROUP})"
+    try:
+        target: object = entry.load()
+        if callable(target) and not isinstance(target, RealTokenizer):
+            target = target()
+    except Exception as error:
+        msg = f"{where} failed to load: {type(error).__name__}: {error}"
+        raise TokenizerBuildError(msg) from error
+    if isinstance(target, RealTokenizer):
+        return target
+    if isinstance(target, str | Path) and Path(target).exists():
+        return load_tokenizer_path(Path(target), name=name)
+    msg = f"{where} gave {target!r}: not a RealTokenizer nor the path of a tokenizer"
+    raise TokenizerBuildError(msg)
+
+
+#: File names of mistral-common tokenizers: a model's (``tekken.json``,
+#: ``tokenizer.model.v3``) and mistral-common's own data (``tekken_240911.json``, ...).
+_MISTRAL_FILES = ("tekken*.json", "*.model.v*", "tokenizer.mistral.json")
+
+
+def load_tokenizer_path(path: Path, *, name: str | None = None) -> RealTokenizer:
+    """The tokenizer at ``path``, called ``name`` (default: the absolute path).
+
+    * a directory with ``tokenizer.json`` (or that file itself): a Hugging Face tokenizer,
+      loaded with ``transformers.AutoTokenizer`` as vLLM loads it. Its stop ids are the
+      ``eos_token_id`` of ``generation_config.json`` (one id or a list), else the
+      tokenizer's eos token; the model's vocabulary size is ``vocab_size`` (or
+      ``text_config.vocab_size``) of ``config.json``, else the tokenizer's size;
+    * a mistral-common file (``tekken.json``, ``tokenizer.model.v3``, ...) or a directory
+      holding one (and no ``tokenizer.json``): mistral-common's tokenizer, as vLLM uses it;
+    * a ``.gguf`` file: the tokenizer inside it (through transformers).
+
+    Raises :class:`TokenizerBuildError` when nothing there loads as a tokenizer.
+    """
+    resolved = path.expanduser().resolve()
+    return _load_path(resolved, name or str(resolved))
+
+
+@cache
+def _load_path(path: Path, name: str) -> RealTokenizer:
+    directory = path.parent if path.is_file() and path.name == "tokenizer.json" else path
+    if directory.is_dir() and (directory / "tokenizer.json").is_file():
+        return _load_hf_directory(directory, name)
+    mistral = _mistral_file(path)
+    if mistral is not None:
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
+
+        try:
+            loaded = MistralTokenizer.from_file(str(mistral))
+        except Exception as error:
+            msg = f"cannot load the mistral-common tokenizer {mistral}: {error}"
+            raise TokenizerBuildError(msg) from error
+        inner = loaded.instruct_tokenizer.tokenizer
+        return MistralCommonTokenizer(name, loaded, int(inner.n_words))
+    if path.is_file() and path.suffix == ".gguf":
+        return _load_gguf(path, name)
+    msg = (
+        f"{path}: no tokenizer here (expected a directory with tokenizer.json, a "
+        "mistral-common tokenizer file such as tekken.json, or a .gguf file)"
+    )
+    raise TokenizerBuildError(msg)
+
+
+def _mistral_file(path: Path) -> Path | None:
+    if path.is_file():
+        matches = any(path.match(pattern) for pattern in _MISTRAL_FILES)
+        return path if matches else None
+    if path.is_dir():
+        for pattern in _MISTRAL_FILES:
+            found = sorted(path.glob(pattern))
+            if found:
+                return found[-1]
+    return None
+
+
+def _read_json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _load_hf_directory(directory: Path, name: str) -> RealTokenizer:
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: PLC0415
+
+    try:
+        hf = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    except (OSError, ValueError):
+        # A bare tokenizer.json, without the config files AutoTokenizer reads first.
+        fast: Any = PreTrainedTokenizerFast  # transformers leaves it untyped
+        hf = fast(tokenizer_file=str(directory / "tokenizer.json"))
+    generation = _read_json_file(directory / "generation_config.json")
+    eos = generation.get("eos_token_id")
+    stop_ids = [eos] if isinstance(eos, int) else [i for i in eos or () if isinstance(i, int)]
+    if not stop_ids and getattr(hf, "eos_token_id", None) is not None:
+        stop_ids = [int(hf.eos_token_id)]
+    config = _read_json_file(directory / "config.json")
+    text_config = config.get("text_config")
+    size = config.get("vocab_size")
+    if size is None and isinstance(text_config, dict):
+        size = text_config.get("vocab_size")
+    return HFTokenizer(
+        name,
+        hf,
+        directory / "tokenizer.json",
+        stop_token_ids=stop_ids,
+        model_vocab_size=int(size) if isinstance(size, int) else len(hf),
+    )
+
+
+def _load_gguf(path: Path, name: str) -> RealTokenizer:
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    try:
+        hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    except Exception as error:  # a damaged file fails inside the GGUF reader in many ways
+        msg = f"cannot load the tokenizer in {path}: {' '.join(str(error).split())[:200]}"
+        raise TokenizerBuildError(msg) from error
+    stops = [int(hf.eos_token_id)] if getattr(hf, "eos_token_id", None) is not None else []
+    return HFTokenizer(name, hf, path, stop_token_ids=stops, model_vocab_size=len(hf))
 
 
 def ensure_built(name: str, *, cache_dir: Path | None = None) -> Path | None:

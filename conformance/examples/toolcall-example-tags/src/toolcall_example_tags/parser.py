@@ -51,7 +51,7 @@ class ExampleTagsParser(Parser):
 
     name = "example_tags"
     markers = (START, END)
-    summary = 'example format: <call name="NAME">{json}</call>'
+    summary = 'example_tags: <call name="NAME">{json}</call>'
 
     def stream(self) -> TagStream:
         return TagStream(self)

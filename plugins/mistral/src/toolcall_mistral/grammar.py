@@ -52,23 +52,30 @@ def structural_tag(plan: Plan, vocabulary: Vocabulary) -> dict[str, Any] | None:
         return None
     v11 = vocabulary.id_of(ARGS) is not None
     pre_v11 = not v11 and vocabulary.id_of(TOOL_CALLS) is not None
+    element = _one_of([_object(tool_plan) for tool_plan in plan.tools])
     forms: list[dict[str, Any]] = []
-    ends = [""]
     if not pre_v11:
         forms += [_v11_call(tool_plan) for tool_plan in plan.tools]
     if not v11:
-        element = _one_of([_object(tool_plan) for tool_plan in plan.tools])
-        forms.append(_list(element, single=plan.at_most_one))
         forms.append(_sequence(_regex(_WS), element))
-        ends = ["]", ""]
+    tags = [{"type": "tag", "begin": TOOL_CALLS, "content": _one_of(forms), "end": ""}]
+    if not v11:
+        # The list ends with "]": its own tag (xgrammar needs a non-empty end after content
+        # that repeats, and a list may not end elsewhere).
+        tags.append(
+            {
+                "type": "tag",
+                "begin": TOOL_CALLS,
+                "content": _list(element, single=plan.at_most_one),
+                "end": "]",
+            }
+        )
     return {
         "type": "structural_tag",
         "format": {
             "type": "triggered_tags",
             "triggers": [TOOL_CALLS],
-            # A list ends with "]"; the other forms with nothing. xgrammar wants a
-            # non-empty end for content that may repeat (the list's elements).
-            "tags": [{"type": "tag", "begin": TOOL_CALLS, "content": _one_of(forms), "end": ends}],
+            "tags": tags,
             "at_least_one": plan.obligation is not Obligation.OPTIONAL,
             "stop_after_first": plan.at_most_one,
             "excludes": [ARGS, CALL_ID],

@@ -55,6 +55,7 @@ from __future__ import annotations
 import ast
 import enum
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -167,7 +168,8 @@ class MistralStream(CallStream):
         self._last_element = False  # the last element was a complete call
         self._element: list[str] = []  # a copy of the element's held text
         self._element_literal = False
-        self._element_scanner: JsonValueScanner | _LiteralScanner | None = None
+        self._extent: JsonValueScanner | _LiteralScanner | None = None  # the element's extent
+        self._object: _Object | None = None  # its members, when it is a JSON object
         self.fast_content(_MARKER_START)
 
     # -- the hooks ----------------------------------------------------------------
@@ -240,7 +242,7 @@ class MistralStream(CallStream):
             scanner = self._literal if self._held_kind == "literal" else self._json
             return scanner is not None and scanner.in_string
         if state is _State.ELEMENT:
-            return self._element_scanner is not None and self._element_scanner.in_string
+            return self._extent is not None and self._extent.in_string
         return False
 
     def _end(self, *, cut: bool) -> None:
@@ -541,32 +543,37 @@ class MistralStream(CallStream):
         self._state = _State.ELEMENT
         self._element = []
         self._element_literal = False
-        self._element_scanner = None  # chosen once the first key's quote is known
+        self._extent = None  # chosen once the first key's quote is known
+        self._object = _Object(recover=self.recover) if text.startswith("{") else None
         self._element_text(text, start)
 
     def _element_text(self, text: str, start: int) -> None:
-        scanner = self._element_scanner
-        if scanner is None:
+        extent = self._extent
+        if extent is None:
             seen = "".join(self._element) + text
-            decided = not seen.startswith("{") or not self.recover
+            decided = self._object is None or not self.recover
             if not decided:
                 second = _NOT_WHITESPACE.search(seen, 1)
                 decided = second is not None
-                self._element_literal = decided and seen[second.start()] == "'"  # type: ignore[union-attr]
+                self._element_literal = second is not None and seen[second.start()] == "'"
             if not decided:
                 self.hold(text, start)
                 self._element.append(text)
                 return
-            scanner = self._element_scanner = (
-                _LiteralScanner() if self._element_literal else JsonValueScanner()
-            )
-            part, rest = scanner.feed(seen)
-            part = part[len(seen) - len(text) :]
-        else:
-            part, rest = scanner.feed(text)
-        self.hold(part, start)
-        self._element.append(part)
-        if scanner.done:
+            if self._element_literal:
+                self._object = None  # a Python literal is read whole, when it closes
+            literal = self._element_literal
+            extent = self._extent = _LiteralScanner() if literal else JsonValueScanner()
+            held = "".join(self._element)  # "{" and whitespace, already held
+            if held:
+                extent.feed(held)
+                if self._object is not None:
+                    self._element = []
+                    for _ in self._object.feed(held, start - len(held)):
+                        pass
+        part, rest = extent.feed(text)
+        self._element_part(part, start)
+        if extent.done:
             self._element_end(complete=True, cut=False)
             after = start + len(text) - len(rest)
             if self._in_list:
@@ -579,31 +586,94 @@ class MistralStream(CallStream):
                 self.fast_content(_MARKER_START)
                 self.content(rest, after)
 
-    def _element_end(self, *, complete: bool, cut: bool) -> None:
-        """A list element (or the single object) ends: a call, or content."""
-        text = "".join(self._element)
-        scanner = self._element_scanner
-        if not complete and isinstance(scanner, JsonValueScanner):
-            text += scanner.finish()  # a scalar's end, or nothing
-            complete = scanner.done
-        reading = _read_call(text, complete=complete, literal=self._element_literal)
-        self._element_scanner = None
-        self._last_element = reading.name is not None and complete
-        if reading.name is None:
-            if not self._list_calls:
-                self.event(EventName.UNPARSED_MARKUP, "[TOOL_CALLS] with no call object", None)
-            self.release()
+    def _element_part(self, part: str, start: int) -> None:
+        """Element text: read member by member when it is a JSON object, else held."""
+        reader = self._object
+        if reader is None:
+            self.hold(part, start)
+            self._element.append(part)
             return
+        for piece, at, kind in reader.feed(part, start):
+            self._object_piece(reader, piece, at, kind)
+
+    def _object_piece(self, reader: _Object, piece: str, at: int, kind: str) -> None:
+        """One piece of a call object: structure, a member's value, or broken text."""
+        committed = reader.committed
+        if kind == "name" and not committed:
+            self.hold(piece, at)
+            if reader.name is not None:
+                self._commit(reader)
+            return
+        if not committed:
+            self.hold(piece, at)
+            return
+        if kind == "arguments" and not reader.held_string:
+            self.frame(at, at + len(piece))
+            self.arguments(piece)
+        elif kind == "broken":
+            self.end_arguments()
+            self.content(piece, at)
+        else:
+            self.frame(at, at + len(piece))
+        if kind in ("arguments", "string") and reader.arguments_done and reader.held_string:
+            reader.held_string = False
+            self._string_done(reader)
+        for event, detail in reader.take_events():
+            self.event(event, detail)
+
+    def _commit(self, reader: _Object) -> None:
+        """The name string closed: the call is committed (DESIGN §6)."""
         self.settle()
         self._list_calls += 1
-        self.open_call(reading.name, call_id=reading.call_id)
-        for event, detail in reading.events:
-            if event == EventName.TRUNCATED and cut:
-                self.event(EventName.MALFORMED_ARGUMENTS, "the call object was cut off")
-            else:
-                self.event(event, detail)
-        self.arguments(reading.arguments)
-        self.close_call()
+        reader.committed = True
+        arguments = "" if reader.held_string else reader.arguments_text
+        self.open_call(reader.name or "", arguments, call_id=reader.call_id)
+        for event, detail in reader.take_events():
+            self.event(event, detail)
+        if reader.arguments_done and reader.held_string:
+            reader.held_string = False
+            self._string_done(reader)
+
+    def _string_done(self, reader: _Object) -> None:
+        """``arguments-string``: a JSON string value that holds the object's text."""
+        raw = reader.arguments_text
+        decoded = _string_arguments(raw)
+        if decoded is not None:
+            self.event(EventName.ARGUMENTS_STRING, "the arguments are a JSON string")
+        self.arguments(decoded if decoded is not None else raw)
+
+    def _element_end(self, *, complete: bool, cut: bool) -> None:
+        """A list element (or the single object) ends: a call, or content."""
+        reader, self._object = self._object, None
+        extent, self._extent = self._extent, None
+        if reader is not None and reader.committed:
+            if not reader.arguments_seen and complete and not reader.broken:
+                self.arguments("{}")
+            elif reader.held_string:
+                self.arguments(reader.arguments_text)
+            if not complete and not cut:
+                self.event(EventName.TRUNCATED, "the call object was cut off")
+            self._last_element = complete
+            self.close_call()
+            return
+        text = "".join(self._element)
+        if self._element_literal and complete:
+            reading = _read_literal_call(text)
+            if reading.name is not None:
+                self.settle()
+                self._list_calls += 1
+                self.open_call(reading.name, reading.arguments, call_id=reading.call_id)
+                for event, detail in reading.events:
+                    self.event(event, detail)
+                self._last_element = True
+                self.close_call()
+                return
+        if isinstance(extent, JsonValueScanner) and not complete:
+            extent.finish()
+        self._last_element = False
+        if not self._list_calls:
+            self.event(EventName.UNPARSED_MARKUP, "[TOOL_CALLS] with no call object", None)
+        self.release()
 
     def _list_end(self, *, closed: bool) -> None:
         """The list (or single object) ends: at its "]" (``closed``), or elsewhere."""
@@ -620,69 +690,6 @@ class MistralStream(CallStream):
 
 
 # -- reading a call object ---------------------------------------------------------------
-
-
-def _read_call(text: str, *, complete: bool, literal: bool) -> _Reading:
-    """What the call object ``text`` says (``complete``: its closing brace came)."""
-    if literal:
-        return _read_literal_call(text) if complete else _Reading()
-    reading = _Reading()
-    members, closed = _members(text)
-    seen: set[str] = set()
-    arguments: str | None = None
-    parameters: str | None = None
-    arguments_cut = False
-    for key_text, value_text, whole in members:
-        key = _json_string(key_text)
-        if key is None:
-            if whole:
-                reading.events.append((EventName.IGNORED_MEMBER, f"{key_text.strip()}: not a key"))
-            continue
-        if key in seen and key in ("name", "arguments", "parameters", "id"):
-            reading.events.append((EventName.DUPLICATE_KEY, f"{key!r} given again"))
-            continue
-        seen.add(key)
-        if key == "name":
-            name = _json_string(value_text) if whole or _closes(value_text) else None
-            if name:
-                reading.name = name
-            else:
-                return _Reading()  # no readable name: not a call
-        elif key == "arguments":
-            arguments, arguments_cut = value_text.strip(WHITESPACE), not whole
-        elif key == "parameters":
-            parameters = value_text.strip(WHITESPACE)
-            arguments_cut = arguments_cut if arguments is not None else not whole
-        elif key == "id" and whole:
-            written = _json_string(value_text)
-            if written is not None and ID_SHAPE.fullmatch(written):
-                reading.call_id = written
-            else:
-                detail = f'"id" {value_text.strip()} is not a Mistral id'
-                reading.events.append((EventName.IGNORED_MEMBER, detail))
-        elif whole:
-            reading.events.append((EventName.IGNORED_MEMBER, f"{key!r} ignored"))
-    if reading.name is None:
-        return _Reading()
-    if arguments is None and parameters is not None:
-        reading.events.append((EventName.PARAMETERS_KEY, '"parameters" read as "arguments"'))
-        arguments = parameters
-    elif parameters is not None:
-        reading.events.append((EventName.IGNORED_MEMBER, "'parameters' ignored"))
-    if arguments is None:
-        arguments = "{}" if closed else ""
-        arguments_cut = not closed
-    elif arguments.startswith('"') and not arguments_cut:
-        decoded = _string_arguments(arguments)
-        if decoded is not None:
-            reading.events.append((EventName.ARGUMENTS_STRING, "the arguments are a JSON string"))
-            arguments = decoded
-    reading.arguments = arguments
-    if not closed or not complete:
-        reading.events.append((EventName.TRUNCATED, "the call object was cut off"))
-    elif arguments_cut:
-        reading.events.append((EventName.MALFORMED_ARGUMENTS, "the arguments never close"))
-    return reading
 
 
 def _read_literal_call(text: str) -> _Reading:
@@ -715,69 +722,152 @@ def _read_literal_call(text: str) -> _Reading:
     return reading
 
 
-_STRUCTURE = regex.compile(r'[\[\]{}",:]')
-_IN_JSON_STRING = regex.compile(r'["\\]')
+class _Object:
+    """The members of one JSON call object, read as its text streams: ``name``,
+    ``arguments`` (or ``parameters``), Mistral's ``id``; any other member is ignored.
 
+    :meth:`feed` yields the object's text in pieces ``(text, offset, kind)``, each after
+    its effect on the reading: ``"name"`` (the name string; :attr:`name` is set once it
+    closes), ``"arguments"`` (the arguments value, the model's own text), ``"structure"``
+    (keys, punctuation, whitespace, other values) and ``"broken"`` (text after the
+    object stopped being readable).
+    """
 
-def _members(text: str) -> tuple[list[tuple[str, str, bool]], bool]:
-    """Split a JSON object's text into its members' raw key and value texts, by
-    bracket and string structure (depth tracking, not validation). Returns the
-    members (``whole``: the member ended with "," or "}") and whether the object
-    closed."""
-    members: list[tuple[str, str, bool]] = []
-    depth = 0
-    pos = text.find("{")
-    if pos < 0:
-        return members, False
-    begin, colon = pos + 1, -1
-    pos += 1
-    depth = 1
-    size = len(text)
-    while pos < size:
-        match = _STRUCTURE.search(text, pos)
-        if match is None:
-            break
-        char, at = match.group(), match.start()
-        pos = at + 1
-        if char == '"':
-            while True:
-                inner = _IN_JSON_STRING.search(text, pos)
-                if inner is None:
-                    pos = size
-                    break
-                pos = inner.start() + 1
-                if inner.group() == "\\":
-                    pos += 1
-                    continue
-                break
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                if colon >= 0 or text[begin:at].strip(WHITESPACE):
-                    members.append(_member(text, begin, colon, at, whole=True))
-                return members, True
-        elif depth == 1 and char == ":" and colon < 0:
-            colon = at
-        elif depth == 1 and char == ",":
-            members.append(_member(text, begin, colon, at, whole=True))
-            begin, colon = at + 1, -1
-    if colon >= 0 or text[begin:].strip(WHITESPACE):
-        members.append(_member(text, begin, colon, size, whole=False))
-    return members, False
+    def __init__(self, *, recover: bool) -> None:
+        self.recover = recover
+        self.state = "open"
+        self.key = ""
+        self.kind = ""  # what the value being read is: name, arguments, id, skip
+        self.scanner = JsonValueScanner()
+        self.parts: list[str] = []  # the key or value being read (not the arguments)
+        self.name: str | None = None
+        self.call_id: str | None = None
+        self.committed = False
+        self.broken = False
+        self.arguments_seen = False
+        self.arguments_done = False
+        self.held_string = False
+        self._arguments: list[str] = []
+        self._events: list[tuple[str, str]] = []
 
+    @property
+    def arguments_text(self) -> str:
+        return "".join(self._arguments)
 
-def _member(text: str, begin: int, colon: int, end: int, *, whole: bool) -> tuple[str, str, bool]:
-    if colon < 0:
-        return text[begin:end], "", False
-    return text[begin:colon], text[colon + 1 : end], whole
+    def take_events(self) -> list[tuple[str, str]]:
+        events, self._events = self._events, []
+        return events
 
+    def feed(self, text: str, start: int) -> Iterator[tuple[str, int, str]]:
+        pos, size = 0, len(text)
+        while pos < size:
+            state = self.state
+            if state in {"broken", "closed"}:
+                yield text[pos:], start + pos, "broken" if state == "broken" else "structure"
+                return
+            if state in ("key_string", "value"):
+                part, rest = self.scanner.feed(text[pos:])
+                end = size - len(rest)
+                kind = "structure"
+                if state == "value" and self.kind in ("name", "arguments"):
+                    kind = self.kind
+                if self.kind == "arguments" and state == "value":
+                    self._arguments.append(part)
+                else:
+                    self.parts.append(part)
+                if self.scanner.done:
+                    self._complete()
+                yield text[pos:end], start + pos, kind
+                pos = end
+                continue
+            found = _NOT_WHITESPACE.search(text, pos)
+            if found is None:
+                yield text[pos:], start + pos, "structure"
+                return
+            at = found.start()
+            if at > pos:
+                yield text[pos:at], start + pos, "structure"
+            pos = at
+            char = text[pos]
+            if state == "value_start":
+                self._value_start(char)
+                continue
+            expected = {"open": "{", "key": '"}', "colon": ":", "next": ",}"}[state]
+            if char not in expected:
+                self._break("the call object breaks off")
+                continue
+            if state == "open":
+                self.state = "key"
+            elif state == "key" and char == '"':
+                self.state, self.scanner, self.parts = "key_string", JsonValueScanner(), []
+                continue
+            elif state == "colon":
+                self.state = "value_start"
+            elif char == ",":
+                self.state = "key"
+            else:
+                self.state = "closed"
+            yield char, start + pos, "structure"
+            pos += 1
 
-def _closes(value: str) -> bool:
-    """Whether a JSON string value's text (cut off after it) is complete."""
-    stripped = value.strip(WHITESPACE)
-    return _json_string(stripped) is not None
+    def _value_start(self, char: str) -> None:
+        key = self.key
+        self.state, self.scanner, self.parts = "value", JsonValueScanner(), []
+        if key == "name" and self.name is None:
+            self.kind = "name"
+        elif key in ("arguments", "parameters") and not self.arguments_seen:
+            if key == "parameters" and not self.recover:
+                self.kind = "skip"
+                return
+            if key == "parameters":
+                self._events.append((EventName.PARAMETERS_KEY, '"parameters" read as "arguments"'))
+            self.kind = "arguments"
+            self.arguments_seen = True
+            self.held_string = char == '"' and self.recover
+        elif key in ("name", "arguments", "parameters", "id") and (
+            key != "id" or self.call_id is not None
+        ):
+            self.kind = "skip"
+            self._events.append((EventName.DUPLICATE_KEY, f"{key!r} given again: ignored"))
+            self.key = ""
+        else:
+            self.kind = "id" if key == "id" else "skip"
+
+    def _complete(self) -> None:
+        """The key or value being read is complete."""
+        text = "".join(self.parts)
+        if self.state == "key_string":
+            key = _json_string(text)
+            if key is None:
+                self._break("a key that is not a string")
+                return
+            self.key, self.state = key, "colon"
+            return
+        self.state = "next"
+        kind = self.kind
+        if kind == "name":
+            name = _json_string(text)
+            if name:
+                self.name = name
+            else:
+                self._break("a name that is not a string")
+        elif kind == "arguments":
+            self.arguments_done = True
+        elif kind == "id":
+            written = _json_string(text)
+            if written is not None and ID_SHAPE.fullmatch(written) and not self.committed:
+                self.call_id = written
+            else:
+                why = "after the name" if self.committed else "not a Mistral id"
+                self._events.append((EventName.IGNORED_MEMBER, f'"id" {text.strip()}: {why}'))
+        elif self.key:
+            self._events.append((EventName.IGNORED_MEMBER, f"{self.key!r} ignored"))
+
+    def _break(self, detail: str) -> None:
+        self.state = "broken"
+        self.broken = True
+        if self.committed and not self.arguments_done:
+            self._events.append((EventName.MALFORMED_ARGUMENTS, detail))
 
 
 def _json_string(text: str) -> str | None:

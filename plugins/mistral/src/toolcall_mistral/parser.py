@@ -321,10 +321,13 @@ class MistralStream(CallStream):
         brace = text.find("{")
         part = text if brace < 0 else text[:brace]
         seen = "".join(self._name) + part
-        limit = MAX_NAME if self._state is _State.NAME else MAX_ID
-        match = _NAME_SO_FAR.fullmatch(seen)
-        if match is None or len(seen.strip(WHITESPACE)) > limit:
-            self._header_defect(text, start)
+        if self._state is _State.NAME:
+            if _NAME_SO_FAR.fullmatch(seen) is None or len(seen.strip(WHITESPACE)) > MAX_NAME:
+                self._not_a_call("[TOOL_CALLS] with no readable name")
+                self.content(text, start)
+                return
+        elif len(seen) > MAX_ID:
+            self._id_overrun(text, start)
             return
         self.hold(part, start)
         self._name.append(part)
@@ -335,19 +338,20 @@ class MistralStream(CallStream):
             else:
                 self.content(text[brace:], start + brace)
 
-    def _header_defect(self, text: str, start: int) -> None:
-        if self._state is _State.NAME:
-            self._not_a_call("[TOOL_CALLS] with no readable name")
-            self.content(text, start)
-            return
-        # The name was complete at [CALL_ID]: the call stands, the id text is content.
-        self._open(self._call_name, None)
-        self.event(EventName.MALFORMED_ARGUMENTS, "no [ARGS] after [CALL_ID]")
+    def _id_overrun(self, text: str, start: int) -> None:
+        """More text after [CALL_ID] than an id: the call (committed at [CALL_ID]) has no
+        arguments, and the text from here on is content."""
+        room = MAX_ID - sum(map(len, self._name))
+        self.hold(text[:room], start)
+        self._name.append(text[:room])
+        call_id = self._id_text()
+        self.settle()
+        self._open(self._call_name, call_id)
+        self.event(EventName.MALFORMED_ARGUMENTS, "no [ARGS] after [CALL_ID] and an id")
         self.close_call()
         self._state = _State.CONTENT
         self.fast_content(_MARKER_START)
-        self.release()
-        self.content(text, start)
+        self.content(text[room:], start + room)
 
     def _name_end_at_call_id(self, start: int) -> None:
         name = "".join(self._name).strip(WHITESPACE)
@@ -590,6 +594,9 @@ class MistralStream(CallStream):
         """Element text: read member by member when it is a JSON object, else held."""
         reader = self._object
         if reader is None:
+            if self._list_calls and not self._element_literal:
+                self.content(part, start)  # not an object: never a call
+                return
             self.hold(part, start)
             self._element.append(part)
             return

@@ -226,7 +226,7 @@ class MistralStream(CallStream):
             self._arguments_text(text, start)
         elif state is _State.HELD:
             self._held_text(text, start)
-        elif state is _State.LIST:
+        elif state is _State.LIST or self._in_list:
             self._list_text(text, start)
         else:
             self._element_text(text, start)
@@ -308,7 +308,8 @@ class MistralStream(CallStream):
         elif char == "{":
             self._in_list = False
             self._list_calls = 0
-            self._element_begin(rest, at)
+            self._element_begin(rest)
+            self._element_text(rest, at)
         else:
             self._name = []
             self._state = _State.NAME
@@ -501,9 +502,14 @@ class MistralStream(CallStream):
     # -- before v11: the call list ----------------------------------------------------
 
     def _list_text(self, text: str, start: int) -> None:
+        """Text of a call list: separators and elements, in a loop (a list may hold
+        thousands of calls in one piece of text)."""
         pos = 0
         size = len(text)
         while pos < size:
+            if self._state is _State.ELEMENT:
+                pos += self._element_text(text[pos:], start + pos)
+                continue
             found = _NOT_WHITESPACE.search(text, pos)
             if found is None:
                 self._separator(text[pos:], start + pos)
@@ -512,7 +518,6 @@ class MistralStream(CallStream):
                 self._separator(text[pos : found.start()], start + pos)
             pos = found.start()
             char = text[pos]
-            expect = self._expect
             if char == "]":
                 self._separator(char, start + pos)
                 self._list_end(closed=True)
@@ -525,15 +530,14 @@ class MistralStream(CallStream):
                 self._expect = _Expect.NEXT
                 pos += 1
                 continue
-            if expect is _Expect.AFTER:
+            if self._expect is _Expect.AFTER:
                 # Neither "," nor "]" after an element: the list ended without its "]".
                 self._list_end(closed=False)
                 self._state = _State.CONTENT
                 self.fast_content(_MARKER_START)
                 self.content(text[pos:], start + pos)
                 return
-            self._element_begin(text[pos:], start + pos)
-            return
+            self._element_begin(text[pos:])
 
     def _separator(self, text: str, start: int) -> None:
         """Brackets, commas and whitespace of the list: framing once the list has a
@@ -543,15 +547,17 @@ class MistralStream(CallStream):
         else:
             self.hold(text, start)
 
-    def _element_begin(self, text: str, start: int) -> None:
+    def _element_begin(self, text: str) -> None:
+        """An element starts with ``text``; its text is fed next."""
         self._state = _State.ELEMENT
         self._element = []
         self._element_literal = False
         self._extent = None  # chosen once the first key's quote is known
         self._object = _Object(recover=self.recover) if text.startswith("{") else None
-        self._element_text(text, start)
 
-    def _element_text(self, text: str, start: int) -> None:
+    def _element_text(self, text: str, start: int) -> int:
+        """Text of an element; returns how much of ``text`` it took (all of it, unless
+        the element ends in a list)."""
         extent = self._extent
         if extent is None:
             seen = "".join(self._element) + text
@@ -563,7 +569,7 @@ class MistralStream(CallStream):
             if not decided:
                 self.hold(text, start)
                 self._element.append(text)
-                return
+                return len(text)
             if self._element_literal:
                 self._object = None  # a Python literal is read whole, when it closes
             literal = self._element_literal
@@ -577,18 +583,18 @@ class MistralStream(CallStream):
                         pass
         part, rest = extent.feed(text)
         self._element_part(part, start)
-        if extent.done:
-            self._element_end(complete=True, cut=False)
-            after = start + len(text) - len(rest)
-            if self._in_list:
-                self._state = _State.LIST
-                self._expect = _Expect.AFTER
-                self._list_text(rest, after)
-            else:
-                self._list_end(closed=True)
-                self._state = _State.CONTENT
-                self.fast_content(_MARKER_START)
-                self.content(rest, after)
+        if not extent.done:
+            return len(text)
+        self._element_end(complete=True, cut=False)
+        if self._in_list:
+            self._state = _State.LIST
+            self._expect = _Expect.AFTER
+            return len(text) - len(rest)
+        self._list_end(closed=True)
+        self._state = _State.CONTENT
+        self.fast_content(_MARKER_START)
+        self.content(rest, start + len(text) - len(rest))
+        return len(text)
 
     def _element_part(self, part: str, start: int) -> None:
         """Element text: read member by member when it is a JSON object, else held."""

@@ -13,6 +13,10 @@ corpus, with a reasoning block in front, through all three APIs.
   of reasoning (``is_reasoning_end`` on ids).
 * ``--tool-call-parser glm45 --reasoning-parser glm45``: GLM-4.5's vocabulary has
   ``<think>``/``</think>`` as added tokens, and the real tokenizer gives those ids.
+* ``--tool-call-parser mistral --reasoning-parser mistral --tokenizer-mode mistral``
+  (Magistral): ``[THINK]`` (34) and ``[/THINK]`` (35) are control tokens of the v11 tekken
+  file, which vLLM's detokenizer keeps as text; vLLM's reasoning parser takes the block off
+  before our parser sees the rest.
 
 The two servers also run with ``--tool-strict-level`` (``function`` and ``parameter``;
 checked in test_e2e_strictness.py), which does not change what is parsed: the replay
@@ -58,6 +62,13 @@ def test_hermes_with_qwen3_reasoning(e2e_hermes_qwen3: Endpoint, case: Case, api
 @pytest.mark.parametrize(("case", "api"), case_params("glm45", "glm4.5"))
 def test_glm45_with_glm45_reasoning(e2e_glm45_reasoning: Endpoint, case: Case, api: str) -> None:
     run(e2e_glm45_reasoning, case, api, "glm4.5")
+
+
+@pytest.mark.parametrize(("case", "api"), case_params("mistral", "mistral-tekken-v11"))
+def test_mistral_with_mistral_reasoning(
+    e2e_mistral_reasoning: Endpoint, case: Case, api: str
+) -> None:
+    run(e2e_mistral_reasoning, case, api, "mistral-tekken-v11")
 
 
 def test_think_markers_are_text_in_qwen25_and_tokens_in_glm45() -> None:

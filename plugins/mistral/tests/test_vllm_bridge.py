@@ -156,3 +156,20 @@ def test_a_tokenizer_without_a_vocabulary_is_logged_once_and_still_parses(
     assert result.tools_called
     assert result.tool_calls[0].function.name == "get_weather"
     assert result.tool_calls[0].function.arguments == '{"city": "Oslo"}'
+
+
+def test_content_after_a_calls_arguments_in_one_step_comes_in_the_next_message() -> None:
+    # Tekken's "}{" ends a call's arguments and starts text in one token. vLLM's Responses
+    # stream reads a message's content before its calls, so the content waits a message.
+    adapter = adapter_for(MistralParser)(vllm_tokenizer("mistral-tekken-v11"), [WEATHER])
+    req = request()
+    steps = ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"city": "Oslo"', "}{", '"x": 1}']
+    messages = [adapter.extract_tool_calls_streaming("", "", s, [], [], [], req) for s in steps]
+    messages.append(adapter.finish_streaming())
+    closing = messages[4]
+    assert closing is not None
+    assert not closing.content
+    assert closing.tool_calls[0].function.arguments == "}"
+    after = [m for m in messages[5:] if m is not None]
+    assert "".join(m.content or "" for m in after) == '{"x": 1}'
+    assert all(not m.tool_calls for m in after)

@@ -65,6 +65,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         self._finished = False
         self._failed = False
         self._checker: contract.DeltaChecker | None = None
+        self._later: list[Delta] = []  # content that followed call entries in one step
 
     # -- vLLM's bookkeeping, derived from what was emitted --------------------------------
 
@@ -182,12 +183,12 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             self._start(request)
         stream = self._stream
         if stream is None:
-            return _content(delta_text)
+            return self._message([Delta(delta_text)]) if self._later else _content(delta_text)
         try:
             deltas = stream.feed(delta_text, delta_token_ids)
         except Exception as error:
             self._fail(error)
-            return _content(delta_text)
+            return self._message([Delta(delta_text)])
         if self._checker is not None:
             self._observe(self._checker, delta_text, deltas)
         return self._message(deltas)
@@ -200,7 +201,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         stream, self._stream = self._stream, None
         if self._finished or stream is None:
             self._finished = True
-            return None
+            return self._message([], last=True) if self._later else None
         self._finished = True
         try:
             deltas = stream.finish()
@@ -210,7 +211,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         checker, self._checker = self._checker, None
         if checker is not None:
             self._check(checker, stream, deltas)
-        return self._message(deltas)
+        return self._message(deltas, last=True)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -272,8 +273,31 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
                 error,
             )
 
-    def _message(self, deltas: Sequence[Delta]) -> Any:
-        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call)."""
+    def _message(self, deltas: Sequence[Delta], *, last: bool = False) -> Any:
+        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call).
+
+        vLLM's Responses stream reads a message's content before its calls, and content
+        closes the call it follows, so content must not share a message with later
+        fragments of a call announced in an earlier message: where one step ends such a
+        call's arguments and then releases content (a format with no end marker, where one
+        token ends the arguments and starts text: Mistral's ``}{``), the content waits for
+        the next message; the last message takes everything.
+        """
+        deltas = [*self._later, *deltas]
+        self._later = []
+        if not last:
+            announced: set[int] = set()
+            continued = False
+            for position, delta in enumerate(deltas):
+                if delta.content and continued:
+                    self._later = deltas[position:]
+                    deltas = deltas[:position]
+                    break
+                for entry in delta.tool_calls:
+                    if entry.id is not None or entry.name is not None:
+                        announced.add(entry.index)
+                    elif entry.index not in announced:
+                        continued = True
         content = "".join(delta.content for delta in deltas)
         if not any(delta.tool_calls for delta in deltas):
             return _content(content)

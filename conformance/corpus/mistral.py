@@ -57,7 +57,8 @@ V13_FORMAT = (
     "tool call without id (vLLM's parser/mistral.py docstring shows the same form)"
 )
 CONSTRUCTED = "written by hand for the Mistral parsing policy (plugins/mistral/README.md)"
-MARKERS = ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")
+TOOL_CALLS = "[TOOL_CALLS]"
+MARKERS = (TOOL_CALLS, "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")
 MODELS = {
     V3: "mistralai/Mistral-7B-Instruct-v0.3",
     TEKKEN: "mistralai/Mistral-Nemo-Instruct-2407",
@@ -115,6 +116,23 @@ WRITE = tool(
     },
 )
 ALL = [WEATHER, TIME, SEARCH, WRITE]
+
+
+# -- rendering (the benchmark writes its outputs with these too) ------------------------------
+
+
+def v11_turn(content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """What a v11+ model writes: content, then per call [TOOL_CALLS]NAME[ARGS]{json}."""
+    return content + "".join(
+        f"{TOOL_CALLS}{name}[ARGS]{json.dumps(arguments, ensure_ascii=False)}"
+        for name, arguments in calls
+    )
+
+
+def pre_v11_turn(content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """What a pre-v11 model writes: content, then [TOOL_CALLS] and the JSON list of calls."""
+    listed = [{"name": name, "arguments": dict(arguments)} for name, arguments in calls]
+    return f"{content}{TOOL_CALLS} {json.dumps(listed, ensure_ascii=False)}"
 
 
 # -- cases ----------------------------------------------------------------------------------

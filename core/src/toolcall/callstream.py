@@ -49,7 +49,14 @@ import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
-from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
+from toolcall.scanning import (
+    ContentGate,
+    JsonValueScanner,
+    Markers,
+    MarkerScanner,
+    Text,
+    json_object_problem,
+)
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
 
 if TYPE_CHECKING:
@@ -458,6 +465,23 @@ class CallStream(abc.ABC):
                 run, start = [], at
             run.append(text)
         self.content("".join(run), start)
+
+    def json_arguments(
+        self, scanner: JsonValueScanner, text: str, start: int, stop: _Search
+    ) -> str:
+        """Argument text of the open call read by a JSON value ``scanner``: what belongs to
+        the value is framing and argument text, as it arrives. While the scan stands inside
+        a plain string, deltas in which ``stop`` finds nothing skip the hooks
+        (:meth:`fast_arguments`). Returns what follows the value once it is complete
+        (``scanner.done``), else ``""``."""
+        part, rest = scanner.feed(text)
+        self.frame(start, start + len(text) - len(rest))
+        self.arguments(part)
+        if scanner.plain_string:
+            self.fast_arguments(stop)
+        else:
+            self.slow()
+        return rest
 
     # -- what a family calls: fast paths ----------------------------------------------------
 

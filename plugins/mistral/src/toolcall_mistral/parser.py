@@ -451,15 +451,8 @@ class MistralStream(CallStream):
             self._arguments_text(buffer, origin)
 
     def _arguments_text(self, text: str, start: int) -> None:
-        scanner = self._json
-        part, rest = scanner.feed(text)
-        self.frame(start, start + len(text) - len(rest))
-        self.arguments(part)
-        if scanner.plain_string:
-            self.fast_arguments(_STRING_STOP)
-        else:
-            self.slow()
-        if scanner.done:
+        rest = self.json_arguments(self._json, text, start, _STRING_STOP)
+        if self._json.done:
             self.close_call()  # the call ends with its value; what follows is content
             self._state = _State.CONTENT
             self.fast_content(_MARKER_START)

@@ -51,6 +51,7 @@ __all__ = [
     "build_output_of_bytes",
     "family_tokenizer",
     "renderer_for",
+    "variants_of",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,6 +131,42 @@ CORPUS_RENDERERS: dict[str, tuple[str, Callable[[ModuleType], Render]]] = {
         ),
     ),
 }
+
+
+#: Parsers measured once per generation of their format: (label, tokenizer, script, renderer).
+#: Mistral's built-in takes its legacy path before v11 and vLLM's parser engine from v11 on.
+VARIANTS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "mistral": (
+        ("mistral pre-v11", "mistral-v3", "mistral.py", "pre_v11_turn"),
+        ("mistral v11", "mistral-tekken-v11", "mistral.py", "v11_turn"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way a parser is measured: its label, its outputs' renderer and tokenizer."""
+
+    label: str
+    render: Render
+    source: str
+    tokenizer: str
+
+
+def variants_of(name: str, parser_class: type[Parser]) -> list[Variant]:
+    """How ``name`` is measured: once per generation of its format where :data:`VARIANTS`
+    lists them, else once, with its renderer and family tokenizer."""
+    listed = VARIANTS.get(name)
+    if listed is None:
+        render, source = renderer_for(name, parser_class)
+        return [Variant(name, render, source, family_tokenizer(name, parser_class))]
+    found = []
+    for label, tokenizer, script, function in listed:
+        module = _load_script(ROOT / "conformance" / "corpus" / script)
+        found.append(
+            Variant(label, getattr(module, function), f"conformance/corpus/{script}", tokenizer)
+        )
+    return found
 
 
 class BenchError(RuntimeError):

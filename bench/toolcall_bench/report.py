@@ -86,7 +86,7 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
         for stream in parser["streams"]:
             drivers = stream["drivers"]
             lines.append(
-                f"| {parser['name']} | {stream['tokens_per_delta']} | "
+                f"| {_label(parser)} | {stream['tokens_per_delta']} | "
                 f"{stream['argument_tokens']:,} | "
                 + " | ".join(number(drivers[key]["median_us_per_token"], 2) for key in DRIVERS)
                 + f" | {number(stream['ratio_adapter_to_builtin'], 2)}"
@@ -103,7 +103,7 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
     for parser in parsers:
         for growth in parser["growth"]:
             lines.append(
-                f"| {parser['name']} | {growth['tokens_per_delta']} | "
+                f"| {_label(parser)} | {growth['tokens_per_delta']} | "
                 + " | ".join(number(growth[key], 2) for key in DRIVERS)
                 + " |"
             )
@@ -128,7 +128,7 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
         drivers = shot["drivers"]
         json_target = next(t for t in parser["targets"] if t["target"] == "one-shot-json")
         lines.append(
-            f"| {parser['name']} | "
+            f"| {_label(parser)} | "
             + " | ".join(number(drivers[key]["median_ms"], 1) for key in parsing)
             + f" | {number(shot['json_loads']['median_ms'], 1)} | {_cell(json_target)} | "
             + " | ".join(number(drivers[key]["peak_mib"], 1) for key in parsing)
@@ -147,7 +147,7 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
                 f"`{item['function']}` {item['own_share']:.0%}" for item in entry["top"][:5]
             )
             lines.append(
-                f"- {parser['name']}, {DRIVERS[entry['driver']]}, "
+                f"- {_label(parser)}, {DRIVERS[entry['driver']]}, "
                 f"{entry['argument_tokens']:,} argument tokens, "
                 f"{entry['tokens_per_delta']} token(s)/delta: {top}"
             )
@@ -180,7 +180,7 @@ def _targets(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> li
     for parser in parsers:
         for target in parser["targets"]:
             if target["tokens_per_delta"] is not None:
-                key = (parser["name"], target["tokens_per_delta"])
+                key = (_label(parser), target["tokens_per_delta"])
                 rows.setdefault(key, {})[target["target"]] = target
     for (name, tokens_per_delta), row in rows.items():
         cells = [_cell(row.get(key)) for key in targets]
@@ -217,13 +217,18 @@ def _problems(parsers: Iterable[Mapping[str, Any]]) -> Iterable[str]:
             for key, driver in stream["drivers"].items():
                 if driver["problem"]:
                     yield (
-                        f"{parser['name']}, {DRIVERS[key]}, {stream['argument_tokens']:,} "
+                        f"{_label(parser)}, {DRIVERS[key]}, {stream['argument_tokens']:,} "
                         f"argument tokens, {stream['tokens_per_delta']} token(s)/delta: "
                         f"{driver['problem']}"
                     )
         for key, driver in parser["one_shot"]["drivers"].items():
             if driver["problem"]:
-                yield f"{parser['name']}, {DRIVERS[key]}, one-shot: {driver['problem']}"
+                yield f"{_label(parser)}, {DRIVERS[key]}, one-shot: {driver['problem']}"
+
+
+def _label(parser: Mapping[str, Any]) -> str:
+    """The parser's row label: its name, or the generation of its format it was measured on."""
+    return str(parser.get("label", parser["name"]))
 
 
 def number(value: float | None, digits: int) -> str:

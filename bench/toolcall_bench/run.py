@@ -39,10 +39,10 @@ from toolcall_bench.outputs import (
     BenchError,
     Feed,
     Output,
+    Variant,
     build_output,
     build_output_of_bytes,
-    family_tokenizer,
-    renderer_for,
+    variants_of,
 )
 from toolcall_conformance.tokenizers import cache_root, get_tokenizer
 from toolcall_conformance.vllm_baseline import VllmBaseline
@@ -276,13 +276,14 @@ def run(
         )
     measured = []
     for entry in entries:
-        print(f"toolcall-bench: {entry.name} ...", file=sys.stderr, flush=True)
-        measured.append(_parser(entry, baseline, settings, profiles))
-        print(
-            f"toolcall-bench: {entry.name} done at {time.monotonic() - clock:.0f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+        for variant in variants_of(entry.name, entry.parser_class):
+            print(f"toolcall-bench: {variant.label} ...", file=sys.stderr, flush=True)
+            measured.append(_parser(entry, variant, baseline, settings, profiles))
+            print(
+                f"toolcall-bench: {variant.label} done at {time.monotonic() - clock:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     path = output / f"bench-{stamp}.json"
     results: dict[str, Any] = {
@@ -378,11 +379,14 @@ def _selected(
 
 
 def _parser(
-    entry: ParserEntry, baseline: VllmBaseline, settings: Settings, profiles: bool
+    entry: ParserEntry,
+    variant: Variant,
+    baseline: VllmBaseline,
+    settings: Settings,
+    profiles: bool,
 ) -> dict[str, Any]:
     name = entry.name
-    render, source = renderer_for(name, entry.parser_class)
-    tokenizer_name = family_tokenizer(name, entry.parser_class)
+    render, source, tokenizer_name = variant.render, variant.source, variant.tokenizer
     tokenizer = get_tokenizer(tokenizer_name)
     vllm_tokenizer = baseline.vllm_tokenizer(tokenizer_name)
     if tokenizer.tokenizer_json_path is not None:
@@ -409,6 +413,7 @@ def _parser(
     big_text, big_arguments, big_bytes = build_output_of_bytes(render, settings.one_shot_bytes)
     result: dict[str, Any] = {
         "name": name,
+        "label": variant.label,
         "distribution": entry.distribution,
         "version": entry.version,
         "builtin": f"{builtin.__module__}.{builtin.__qualname__}",

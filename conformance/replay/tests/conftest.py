@@ -117,6 +117,18 @@ def e2e_hermes_2api(fleet: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def e2e_mistral(fleet: Any) -> Iterator[Any]:
+    """Our mistral, ``--tokenizer-mode mistral`` with the v11 tekken model directory."""
+    yield from _endpoint(fleet, "mistral")
+
+
+@pytest.fixture(scope="session")
+def e2e_mistral_reasoning(fleet: Any) -> Iterator[Any]:
+    """Our mistral with ``--reasoning-parser mistral`` (Magistral's [THINK] blocks)."""
+    yield from _endpoint(fleet, "mistral-reasoning")
+
+
+@pytest.fixture(scope="session")
 def e2e_builtin_hermes(hermes_server: Any) -> Iterator[Any]:
     """vLLM's built-in hermes (``VLLM_PLUGINS`` without ``toolcall``), as an endpoint."""
     from e2e_support import SERVERS, Endpoint

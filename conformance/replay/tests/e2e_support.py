@@ -77,6 +77,8 @@ def corpus(parser: str, tokenizer: str) -> list[Case]:
 
 def think_prefix(family: str) -> str:
     """The reasoning block a think recording starts with, in the family's shape."""
+    if family == "mistral-tekken-v11":  # Magistral: the [THINK] and [/THINK] control tokens
+        return f"[THINK]{REASONING}[/THINK]"
     if family == "glm4.5":  # GLM-4.5: <think>…</think> then the answer
         return f"<think>\n{REASONING}\n</think>\n"
     return f"<think>\n{REASONING}\n</think>\n\n"  # Qwen3
@@ -179,6 +181,23 @@ SERVERS: dict[str, ServerSpec] = {
             extra_args=("--api-server-count", "2"),
             corpus=("hermes", "qwen2.5"),
         ),
+        # Mistral's own tokenizer (mistral-common renders the prompt), v11 tekken.
+        ServerSpec(
+            "mistral",
+            "mistral-tekken-v11",
+            "mistral",
+            extra_args=("--tokenizer-mode", "mistral"),
+            corpus=("mistral", "mistral-tekken-v11"),
+        ),
+        # Magistral: [THINK]...[/THINK] taken off by vLLM's mistral reasoning parser.
+        ServerSpec(
+            "mistral-reasoning",
+            "mistral-tekken-v11",
+            "mistral",
+            extra_args=("--tokenizer-mode", "mistral", "--reasoning-parser", "mistral"),
+            corpus=("mistral", "mistral-tekken-v11"),
+            think=True,
+        ),
         # vLLM's built-in hermes (VLLM_PLUGINS names only the replay, not toolcall).
         ServerSpec("builtin-hermes", "qwen2.5", "hermes", plugins=(), corpus=("hermes", "qwen2.5")),
         # vLLM's built-in glm45 (test_replay_smoke.py adds its own recording).
@@ -195,6 +214,8 @@ SERVER_FIXTURES = {
     "e2e_hermes_qwen3": "hermes-qwen3",
     "e2e_glm45_reasoning": "glm45-reasoning",
     "e2e_hermes_2api": "hermes-2api",
+    "e2e_mistral": "mistral",
+    "e2e_mistral_reasoning": "mistral-reasoning",
     "hermes_server": "builtin-hermes",
     "glm_server": "builtin-glm45",
 }

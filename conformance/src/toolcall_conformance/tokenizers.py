@@ -141,6 +141,22 @@ class _MistralFamily:
     name: str
     is_tekken: bool
     model_vocab_size: int
+    #: For tekken versions mistral-common does not ship: the version written into a copy
+    #: of its ``tekken_240911.json`` with that version's control tokens
+    #: (/work/shared/reference/tokenizers.md §2.x).
+    synthesised_version: str | None = None
+
+
+#: The control tokens of a v11+ tekken file by rank (tokenizers.md §2.x): the ids of
+#: ``[TOOL_CALLS]`` (9), ``[ARGS]`` (32), ``[CALL_ID]`` (33), ``[THINK]`` (34) and ``[/THINK]``
+#: (35) are those of the real files; the ``<SPECIAL_n>`` ranks are placeholders.
+_TEKKEN_V11_CONTROLS: dict[int, str] = {
+    0: "<unk>", 1: "<s>", 2: "</s>", 3: "[INST]", 4: "[/INST]", 5: "[AVAILABLE_TOOLS]",
+    6: "[/AVAILABLE_TOOLS]", 7: "[TOOL_RESULTS]", 8: "[/TOOL_RESULTS]", 9: "[TOOL_CALLS]",
+    10: "[IMG]", 11: "<pad>", 12: "[IMG_BREAK]", 13: "[IMG_END]", 14: "[PREFIX]",
+    15: "[MIDDLE]", 16: "[SUFFIX]", 17: "[SYSTEM_PROMPT]", 18: "[/SYSTEM_PROMPT]",
+    19: "[TOOL_CONTENT]", 32: "[ARGS]", 33: "[CALL_ID]", 34: "[THINK]", 35: "[/THINK]",
+}  # fmt: skip
 
 
 def _package_file(package: str, path: str) -> Callable[[], bytes]:
@@ -331,6 +347,12 @@ _FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
     "mistral-v3": _MistralFamily(name="mistral-v3", is_tekken=False, model_vocab_size=32768),
     "mistral-tekken": _MistralFamily(
         name="mistral-tekken", is_tekken=True, model_vocab_size=131072
+    ),
+    "mistral-tekken-v11": _MistralFamily(
+        name="mistral-tekken-v11",
+        is_tekken=True,
+        model_vocab_size=131072,
+        synthesised_version="v11",
     ),
 }
 
@@ -711,13 +733,17 @@ def _load_gguf(path: Path, name: str) -> RealTokenizer:
 def ensure_built(name: str, *, cache_dir: Path | None = None) -> Path | None:
     """Build the cached ``tokenizer.json`` + ``tokenizer_config.json`` of ``name`` unless a
     current build is there; return their directory (None for mistral-common tokenizers,
-    which need no build)."""
+    which need no build, except the synthesised tekken files: the directory of their
+    ``tekken.json``)."""
     family = _FAMILIES.get(name)
     if family is None:
         raise UnknownTokenizerError(name)
+    root = (cache_dir or cache_root()).expanduser()
     if isinstance(family, _MistralFamily):
-        return None
-    return _built(family, (cache_dir or cache_root()).expanduser())
+        if family.synthesised_version is None:
+            return None
+        return _synthesised_tekken(family, root).parent
+    return _built(family, root)
 
 
 def _built(family: _TiktokenFamily, root: Path) -> Path:
@@ -735,7 +761,11 @@ def _load(name: str, root: Path) -> RealTokenizer:
     if isinstance(family, _MistralFamily):
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
 
-        mistral = MistralTokenizer.v3(is_tekken=family.is_tekken)
+        if family.synthesised_version is not None:
+            path = _synthesised_tekken(family, root)
+            mistral = MistralTokenizer.from_file(str(path))
+        else:
+            mistral = MistralTokenizer.v3(is_tekken=family.is_tekken)
         return MistralCommonTokenizer(name, mistral, family.model_vocab_size)
     from transformers import AutoTokenizer  # noqa: PLC0415
 
@@ -748,6 +778,44 @@ def _load(name: str, root: Path) -> RealTokenizer:
         stop_tokens=family.stop_tokens,
         model_vocab_size=family.model_vocab_size,
     )
+
+
+def _synthesised_tekken(family: _MistralFamily, root: Path) -> Path:
+    """``tekken.json`` of a tekken version mistral-common does not ship, written once:
+    its own ``tekken_240911.json`` (the BPE vocabulary every released tekken file shares)
+    with ``config.version`` set, the control tokens of that version, and no image section."""
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
+
+    directory = root / "tokenizers" / family.name
+    path = directory / "tekken.json"
+    source = MistralTokenizer._data_path() / "tekken_240911.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    stamp = {
+        "builder": BUILD_VERSION,
+        "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+        "version": family.synthesised_version,
+    }
+    stamp_path = directory / "toolcall_build.json"
+    try:
+        current = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp and path.is_file()
+    except (OSError, ValueError):
+        current = False
+    if current:
+        return path
+    count = int(data["config"]["default_num_special_tokens"])
+    data["config"]["version"] = family.synthesised_version
+    data["special_tokens"] = [
+        {"rank": rank, "token_str": _TEKKEN_V11_CONTROLS.get(rank, f"<SPECIAL_{rank}>"),
+         "is_control": True}
+        for rank in range(count)
+    ]  # fmt: skip
+    data.pop("image", None)
+    directory.mkdir(parents=True, exist_ok=True)
+    for target, text in ((path, json.dumps(data)), (stamp_path, json.dumps(stamp))):
+        scratch = target.with_name(f".{target.name}.{os.getpid()}")
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, target)
+    return path
 
 
 def _is_current(directory: Path, stamp: Mapping[str, object]) -> bool:

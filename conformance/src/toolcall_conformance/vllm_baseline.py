@@ -187,9 +187,12 @@ class VllmBaseline:
 
     def _as_vllm(self, tokenizer: RealTokenizer) -> Any:
         if tokenizer.tokenizer_json_path is None:
-            # mistral-common: vLLM wraps it in its own MistralTokenizer.
+            # mistral-common: vLLM wraps transformers' MistralCommonBackend (over the same
+            # file) in its own MistralTokenizer, as --tokenizer-mode mistral does.
             mistral = importlib.import_module("vllm.tokenizers.mistral")
-            return mistral.MistralTokenizer(tokenizer.hf_tokenizer)
+            backend = importlib.import_module("transformers.tokenization_mistral_common")
+            path = tokenizer.hf_tokenizer.instruct_tokenizer.tokenizer.file_path
+            return mistral.MistralTokenizer(backend.MistralCommonBackend(tokenizer_path=str(path)))
         return tokenizer.hf_tokenizer
 
     def _request(self, case: Case) -> Any:

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from toolcall.scanning import (
     UNDECODED,
     ContentGate,
+    JsonValueScanner,
     Markers,
     MarkerScanner,
     Text,
@@ -494,6 +495,23 @@ class CallStream(abc.ABC):
                 run, start = [], at
             run.append(text)
         self.content("".join(run), start)
+
+    def json_arguments(
+        self, scanner: JsonValueScanner, text: str, start: int, stop: _Search
+    ) -> str:
+        """Argument text of the open call read by a JSON value ``scanner``: what belongs to
+        the value is framing and argument text, as it arrives. While the scan stands inside
+        a plain string, deltas in which ``stop`` finds nothing skip the hooks
+        (:meth:`fast_arguments`). Returns what follows the value once it is complete
+        (``scanner.done``), else ``""``."""
+        part, rest = scanner.feed(text)
+        self.frame(start, start + len(text) - len(rest))
+        self.arguments(part)
+        if scanner.plain_string:
+            self.fast_arguments(stop)
+        else:
+            self.slow()
+        return rest
 
     # -- what a family calls: fast paths ----------------------------------------------------
 

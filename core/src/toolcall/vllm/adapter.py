@@ -183,7 +183,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             self._start(request)
         stream = self._stream
         if stream is None:
-            return _content(delta_text)
+            return self._message([Delta(delta_text)]) if self._later else _content(delta_text)
         try:
             deltas = stream.feed(delta_text, delta_token_ids)
         except Exception as error:
@@ -201,7 +201,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         stream, self._stream = self._stream, None
         if self._finished or stream is None:
             self._finished = True
-            return None
+            return self._message([], last=True) if self._later else None
         self._finished = True
         try:
             deltas = stream.finish()
@@ -449,8 +449,33 @@ def vocabulary_of(tokenizer: Any) -> Vocabulary:
 
 
 def _build_vocabulary(tokenizer: Any) -> Vocabulary:
+    try:
+        special = _special_tokens(tokenizer)
+    except Exception as error:
+        special = None
+        reason = f"{type(error).__name__}: {error}"
+    else:
+        reason = "it has neither get_added_vocab() nor all_special_tokens"
+    if special is None:
+        # Parsers read their markers from the text; they still parse, without the
+        # tokenizer's special tokens (e.g. a Mistral grammar for either generation).
+        _cannot_read(f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", reason)
+        special = {}
+    metadata: dict[str, Any] = {}
+    init_kwargs = getattr(tokenizer, "init_kwargs", None)
+    if isinstance(init_kwargs, Mapping) and init_kwargs.get("response_template") is not None:
+        metadata["response_template"] = init_kwargs["response_template"]
+    return Vocabulary(special_tokens=special, metadata=metadata)
+
+
+def _special_tokens(tokenizer: Any) -> dict[str, int] | None:
+    """Text -> id of the tokenizer's added and special tokens; ``None`` if the tokenizer
+    offers no way to read them."""
     special: dict[str, int] = {}
     get_added_vocab = getattr(tokenizer, "get_added_vocab", None)
+    tokens = getattr(tokenizer, "all_special_tokens", None)
+    if not callable(get_added_vocab) and tokens is None:
+        return None
     if callable(get_added_vocab):
         added = get_added_vocab()
         if isinstance(added, Mapping):
@@ -459,7 +484,7 @@ def _build_vocabulary(tokenizer: Any) -> Vocabulary:
                 for text, token_id in added.items()
                 if isinstance(text, str) and isinstance(token_id, int)
             )
-    tokens = list(getattr(tokenizer, "all_special_tokens", None) or ())
+    tokens = list(tokens or ())
     ids = list(getattr(tokenizer, "all_special_ids", None) or ())
     if len(ids) != len(tokens):
         convert = getattr(tokenizer, "convert_tokens_to_ids", None)
@@ -467,11 +492,18 @@ def _build_vocabulary(tokenizer: Any) -> Vocabulary:
     for text, token_id in zip(tokens, ids, strict=False):
         if isinstance(text, str) and isinstance(token_id, int):
             special.setdefault(text, token_id)
-    metadata: dict[str, Any] = {}
-    init_kwargs = getattr(tokenizer, "init_kwargs", None)
-    if isinstance(init_kwargs, Mapping) and init_kwargs.get("response_template") is not None:
-        metadata["response_template"] = init_kwargs["response_template"]
-    return Vocabulary(special_tokens=special, metadata=metadata)
+    return special
+
+
+@functools.lru_cache(maxsize=64)
+def _cannot_read(tokenizer_type: str, reason: str) -> None:
+    """One log line per tokenizer type (and reason)."""
+    logger.warning(
+        "toolcall: cannot read the special tokens of tokenizer type %s (%s); "
+        "parsers read their markers from the text and parse without them",
+        tokenizer_type,
+        reason,
+    )
 
 
 _cached_vocabulary = functools.lru_cache(maxsize=8)(_build_vocabulary)

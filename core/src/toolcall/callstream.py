@@ -161,6 +161,8 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self._markers = markers
         self._scanner = MarkerScanner(markers) if markers is not None else None
+        #: A delta with a character some marker starts with never takes a fast path.
+        self._marker_first = markers.first if markers is not None else None
         self._none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
@@ -219,6 +221,7 @@ class CallStream(abc.ABC):
                 fast is not None
                 and (scanner is None or not scanner.held)
                 and fast.search(text) is None
+                and (self._marker_first is None or self._marker_first.search(text) is None)
             ):
                 if scanner is not None:
                     scanner.skip(len(text))
@@ -447,6 +450,11 @@ class CallStream(abc.ABC):
     def holding(self) -> bool:
         return bool(self._pending)
 
+    @property
+    def held_start(self) -> int | None:
+        """The offset of the first held character, or ``None``."""
+        return self._pending[0][1] if self._pending else None
+
     def settle(self) -> None:
         """The held text was framing."""
         pending, self._pending = self._pending, []
@@ -472,13 +480,15 @@ class CallStream(abc.ABC):
 
     def fast_content(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is content as it stands: the hooks do not see it."""
+        marker prefix held, nor a character a marker starts with) is content as it
+        stands: the hooks do not see it."""
         self._fast = stop
         self._fast_arguments = False
 
     def fast_arguments(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing."""
+        marker prefix held, nor a character a marker starts with) is argument text of
+        the open call, and framing."""
         if not self._args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)

@@ -108,18 +108,21 @@ RUN = tool("run_python", {"code": STRING}, ("code",))
 
 
 def pythonic_turn(content: str, calls: list[tuple[str, Mapping[str, Any]]]) -> str:
-    """An assistant turn as Llama 3.2 writes it: any text on its own line, then the list;
-    every value as Python source (``repr``)."""
+    """An assistant turn in the ``pythonic`` format: the list first (as Llama 3.2 writes it,
+    at the start of its answer), then any text on a line of its own; every value as Python
+    source (``repr``). The text goes after the list because vLLM's built-in reads nothing
+    before it, and the benchmark renders its turns with this function."""
     body = ", ".join(
         f"{name}({', '.join(f'{key}={value!r}' for key, value in arguments.items())})"
         for name, arguments in calls
     )
-    return (content + "\n" if content else "") + f"[{body}]"
+    return f"[{body}]" + ("\n" + content if content else "")
 
 
 def olmo3_turn(content: str, calls: list[tuple[str, Mapping[str, Any]]]) -> str:
-    """An assistant turn as Olmo 3 writes it: any text, then one call per line inside
-    ``<function_calls>``; values as JSON text (a JSON string is a Python string literal)."""
+    """An assistant turn in the ``olmo3`` format: one call per line inside
+    ``<function_calls>``, values as JSON text (a JSON string is a Python string literal),
+    then any text (after the block, for the reason :func:`pythonic_turn` gives)."""
     lines = "\n".join(
         f"{name}("
         + ", ".join(
@@ -128,7 +131,7 @@ def olmo3_turn(content: str, calls: list[tuple[str, Mapping[str, Any]]]) -> str:
         + ")"
         for name, arguments in calls
     )
-    return (content + "\n" if content else "") + f"<function_calls>{lines}</function_calls>"
+    return f"<function_calls>{lines}</function_calls>" + ("\n" + content if content else "")
 
 
 CASES: list[dict[str, Any]] = []

@@ -746,3 +746,33 @@ def test_the_reader_names_held_text_the_family_held_first() -> None:
     [event] = [e for e in parsed.events if e.name == EventName.UNPARSED_MARKUP]
     assert event.span is not None
     assert event.span.start == 0
+
+
+def test_a_family_can_hand_over_a_name_it_held() -> None:
+    """``held_name``: the family held the start of a line while deciding whether it is a
+    call; the reader reads on from it, and ``every`` checks each call's name."""
+
+    class Handed(ListStream):
+        def on_text(self, text: str, start: int) -> None:
+            if self.reader is None and not self.started:
+                self.started = True
+                self.hold(text[:3], start)
+                self.reader = PyCallReader(
+                    self,
+                    lines=True,
+                    first=lambda name: name.startswith("f"),
+                    every=True,
+                    held_name=text[:3],
+                )
+                text, start = text[3:], start + 3
+            super().on_text(text, start)
+
+    class HandedParser(ListParser):
+        def stream(self) -> ListStream:
+            return Handed(self)
+
+    parsed = parse_everywhere(HandedParser(), "foo(a=1)\nfob()\ngoo()")
+    assert calls(parsed) == [("foo", '{"a": 1}'), ("fob", "{}")]
+    assert parsed.content == "goo()"
+    with pytest.raises(ValueError, match="held_name"):
+        PyCallReader(ListStream(make()), held_name="foo")

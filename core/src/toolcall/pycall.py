@@ -219,8 +219,12 @@ class PyCallReader:
 
     ``lines``: one call per line instead of a ``[...]`` list. ``first``: whether the
     name of the first call may start calls (the family's rule for calls that follow
-    content); ``None`` accepts any. ``json_literals``: ``true``/``false``/``null``
-    are native (``olmo3``) rather than the ``json-literal`` recovery.
+    content); ``None`` accepts any; with ``every``, each call's name must pass it (in
+    the lines shape a line whose name does not ends the calls; in a list that element
+    is content). ``json_literals``: ``true``/``false``/``null`` are native (``olmo3``)
+    rather than the ``json-literal`` recovery. ``held_name`` (lines shape only): the
+    start of the first call's name, which the family has already held in the stream
+    while deciding that a call may start there; the reader goes on from it.
 
     Feed it text from its first character (a list's ``[``) with :meth:`feed`, which
     returns how much of the text it took: when :attr:`done`, the rest belongs to the
@@ -235,11 +239,17 @@ class PyCallReader:
         lines: bool = False,
         first: Callable[[str], bool] | None = None,
         json_literals: bool = False,
+        every: bool = False,
+        held_name: str = "",
     ) -> None:
+        if held_name and (not lines or _NAME_RUN.fullmatch(held_name) is None):
+            msg = "held_name is the start of a name, in the lines shape"
+            raise ValueError(msg)
         self._s = stream
         self._recover = stream.recover
         self._lines = lines
         self._first = first
+        self._every = every
         self._json_native = json_literals
         self._state = _S.ELEMENT if lines else _S.OPEN
         self._token: list[str] = []  # the text of the token being read (bounded)
@@ -273,6 +283,9 @@ class PyCallReader:
         self._end = 0  # the output offset after the last text read
         self._accepted = False
         self._done = False
+        if held_name:
+            self._token = [held_name]
+            self._state = _S.NAME
 
     # -- what the family reads ------------------------------------------------------------
 
@@ -323,6 +336,8 @@ class PyCallReader:
             return
         if state is _S.SKIP:
             self._skip_done(self._end)
+        if state is _S.AFTER_CALL:
+            s.settle()  # whitespace after the last call
         if self._index is not None and state is not _S.CALL_END:
             if marker:
                 s.event(EventName.MALFORMED_ARGUMENTS, "the end marker came before the call's )")
@@ -385,8 +400,8 @@ class PyCallReader:
         pattern = _DASHED_NAME if self._recover else _NAME
         if text[i] != "(" or not pattern.fullmatch(name):
             return self._not_a_call(i)
-        if self._calls == 0 and self._first is not None and not self._first(name):
-            return self._reject(i)
+        if self._first is not None and (self._calls == 0 or self._every) and not self._first(name):
+            return self._reject(i) if self._calls == 0 else self._not_a_call(i)
         s = self._s
         self._hold("(", base + i)
         s.settle()
@@ -434,7 +449,10 @@ class PyCallReader:
         run = _WS.match(text, i)
         assert run is not None
         if run.end() > i:
-            self._s.frame(base + i, base + run.end())
+            if self._lines:  # framing between calls, content before text that ends them
+                self._hold(text[i : run.end()], base + i)
+            else:
+                self._s.frame(base + i, base + run.end())
             if "\n" in text[i : run.end()]:
                 self._newline = True
             i = run.end()
@@ -445,6 +463,7 @@ class PyCallReader:
             if self._newline and _NAME_START.match(c):
                 self._state = _S.ELEMENT
                 return i
+            self._s.release()
             self._finish()
             return i
         if c == ",":

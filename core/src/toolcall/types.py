@@ -318,6 +318,8 @@ class EventName(enum.StrEnum):
     """An unescaped quote inside a Python string of the same quote (pythonic)."""
     DASHED_NAME = "dashed-name"
     """A Python call name with ``-`` in it, ``get-weather(...)`` (pythonic)."""
+    BARE_CALL = "bare-call"
+    """A Python call written without its list, naming a declared tool (pythonic)."""
 
     # Defects and decisions.
     MALFORMED_ARGUMENTS = "malformed-arguments"
@@ -354,6 +356,7 @@ RECOVERIES: frozenset[str] = frozenset(
         EventName.LEADING_ZERO.value,
         EventName.NESTED_QUOTE.value,
         EventName.DASHED_NAME.value,
+        EventName.BARE_CALL.value,
     }
 )
 

@@ -435,6 +435,28 @@ case(
 )
 case(
     "pythonic",
+    "bare-call-at-start",
+    "get_weather(city='Paris', metric='celsius')",
+    tools=[WEATHER],
+    content=None,
+    calls=[("get_weather", {"city": "Paris", "metric": "celsius"})],
+    recoveries=("bare-call",),
+    notes="a call without its list, naming a declared tool (BFCL reads foo() like [foo()], "
+    "ShishirPatil/gorilla#1028)",
+)
+case(
+    "pythonic",
+    "bare-calls-after-text",
+    "I'll check both.\nget_weather(city='Paris')\nget_time(tz='CET')\nprint('not a tool')",
+    tools=[WEATHER, TIME],
+    content="I'll check both.\nprint('not a tool')",
+    calls=[("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})],
+    recoveries=("bare-call",),
+    notes="each line must start with a declared tool's name and (; the first other line ends "
+    "the calls",
+)
+case(
+    "pythonic",
     "json-literals",
     "[search(query='vllm', exact=true)]",
     tools=[SEARCH],

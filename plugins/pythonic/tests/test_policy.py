@@ -270,3 +270,56 @@ def chunks(text: str, size: int = 4) -> list[str]:
 )
 def test_cost_per_delta_is_flat(kind: type[Parser], make_output: Any) -> None:
     assert check_cost(make(kind), make_output) == []
+
+
+# -- bare calls (recovery) -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "expected_calls"),
+    [
+        ("get_weather(city='Paris')", None, [("get_weather", '{"city": "Paris"}')]),
+        (
+            "Sure.\nget_weather(city='Paris')\nget_time()\nDone.",
+            "Sure.\nDone.",
+            [("get_weather", '{"city": "Paris"}'), ("get_time", "{}")],
+        ),
+        # The next line names no declared tool: the calls end there.
+        ("get_time()\nprint('x')", "print('x')", [("get_time", "{}")]),
+        # Text after the call on its line is content.
+        ("get_time() is what I would call", "is what I would call", [("get_time", "{}")]),
+    ],
+)
+def test_bare_calls_naming_declared_tools(
+    text: str, content: str | None, expected_calls: list[tuple[str, str]]
+) -> None:
+    parsed = parse(make(), text, promptness=False)
+    assert parsed.content == content
+    assert calls(parsed) == expected_calls
+    assert set(parsed.recoveries) == {"bare-call"}
+    [event] = [e for e in parsed.events if e.name == EventName.BARE_CALL]
+    assert event.call_index == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "get the time for me",  # starts like get_time: held, then content
+        "get_timer(a=1)",  # another name
+        "get_time (a=1)",  # a space before "(": not this recovery
+        "undeclared(a=1)",
+        "print(get_time())",
+        "Note:\nget the weather",
+    ],
+)
+def test_lines_that_are_not_bare_calls_are_content(text: str) -> None:
+    parsed = parse(make(), text)
+    assert parsed.content == text
+    assert parsed.tool_calls == ()
+    assert not parsed.recoveries
+
+
+def test_strict_parsing_reads_no_bare_call() -> None:
+    parsed = parse(make(strict=True), "get_time()")
+    assert parsed.content == "get_time()"
+    assert parsed.tool_calls == ()

@@ -60,7 +60,9 @@ END = "</function_calls>"
 PYTHON_TAG = "<|python_tag|>"
 #: In content, only a line break (``[`` first on a line) or the tag can lead to a list.
 _LIST_MAY_FOLLOW = regex.compile(r"[\n<]")
-_LIST_AT_LINE_START = regex.compile(r"\n\[")
+_LINE_BREAK = regex.compile(r"\n")
+#: What a call's name is made of (dots for dotted names, dashes for the recovery).
+_NAME_RUN = regex.compile(r"[\w.-]*")
 #: Outside an olmo3 block, only "<" can start a marker.
 _LESS_THAN = regex.compile(r"<")
 
@@ -100,6 +102,11 @@ class PythonicStream(CallStream):
         super().__init__(parser, markers=(PYTHON_TAG,))
         self._reader: PyCallReader | None = None
         self._tagged = False  # <|python_tag|> was read: a list may follow
+        #: A line that may be a call without its list (recovery ``bare-call``): the
+        #: start of a declared tool's name, held; ``None`` when no such line is open.
+        self._bare: str | None = None
+        self._bare_call = -1  # the index of the first call read without its list
+        self._names = tuple(tool.name for tool in self.request.tools) if self.recover else ()
         #: Nothing but whitespace since the start of the output or the last list:
         #: a list here needs no declared name.
         self._fresh = True
@@ -114,13 +121,19 @@ class PythonicStream(CallStream):
                 if taken:
                     self._line_start = text[taken - 1] == "\n"
                 text, start = text[taken:], start + taken
+                if reader.accepted and self._bare_call >= 0:
+                    self.event(EventName.BARE_CALL, "a call without its list", self._bare_call)
+                    self._bare_call = -1
                 if reader.done:
                     self._reader = None
                     self._fresh = reader.accepted
                 continue
+            if self._bare is not None:
+                text, start = self._bare_text(text, start)
+                continue
             text, start = self._content(text, start)
         if self._reader is None:
-            if self._fresh or self._line_start or self._tagged:
+            if self._fresh or self._line_start or self._tagged or self._bare is not None:
                 self.slow()
             else:
                 self.fast_content(_LIST_MAY_FOLLOW)
@@ -138,6 +151,8 @@ class PythonicStream(CallStream):
         if self._reader is not None:
             self._reader.end()
             self._reader = None
+        if self._bare is not None:
+            self._not_bare(self._end_of_held())
         self._not_tagged(self._end_of_held())
 
     def _end_of_held(self) -> int:
@@ -183,21 +198,68 @@ class PythonicStream(CallStream):
             if body[0] == "[":
                 self._reader = PyCallReader(self)
                 return body, start + blank
+            if self._may_be_bare(body[0]):
+                self._bare = ""
+                return body, start + blank
             self._fresh = False
             text, start = body, start + blank
             self._line_start = False
-        if self._line_start and text[0] == "[":
-            self._reader = PyCallReader(self, first=self._declared)
-            return text, start
-        found = _LIST_AT_LINE_START.search(text)
+        if self._line_start:
+            if text[0] == "[":
+                self._reader = PyCallReader(self, first=self._declared)
+                return text, start
+            if self._may_be_bare(text[0]):
+                self._bare = ""
+                return text, start
+        found = _LINE_BREAK.search(text)
         if found is None:
             self.content(text, start)
-            self._line_start = text[-1] == "\n"
+            self._line_start = False
             return "", start + len(text)
-        cut = found.start() + 1
+        cut = found.end()
         self.content(text[:cut], start)
         self._line_start = True
         return text[cut:], start + cut
+
+    # -- bare calls (recovery) ------------------------------------------------------------
+
+    def _may_be_bare(self, char: str) -> bool:
+        return any(name.startswith(char) for name in self._names)
+
+    def _bare_text(self, text: str, start: int) -> tuple[str, int]:
+        """A line that begins like a declared tool's name: a call without its list if
+        the whole name and ``(`` follow, content otherwise."""
+        held = self._bare or ""
+        run = _NAME_RUN.match(text)
+        assert run is not None
+        end = run.end()
+        name = held + text[:end]
+        if end:
+            self.hold(text[:end], start)
+        if any(declared.startswith(name) for declared in self._names):
+            if end == len(text):
+                self._bare = name
+                return "", start + end
+            if text[end] == "(" and name in self._names:
+                self._bare = None
+                self._bare_call = self.calls
+                self._reader = PyCallReader(
+                    self, lines=True, first=self._declared, every=True, held_name=name
+                )
+                return text[end:], start + end
+        self._not_bare(start + end)
+        return text[end:], start + end
+
+    def _not_bare(self, end: int) -> None:
+        """The held start of a line was not a call: content (``unparsed-markup``)."""
+        self._bare = None
+        start = self.held_start
+        if start is not None:
+            self.event(
+                EventName.UNPARSED_MARKUP, "a line that began like a call", None, span=(start, end)
+            )
+        self.release()
+        self._fresh = self._line_start = False
 
     def _declared(self, name: str) -> bool:
         return self.request.tool(name) is not None

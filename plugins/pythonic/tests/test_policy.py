@@ -168,6 +168,9 @@ def test_deeply_nested_literals_never_raise() -> None:
         text = f"[f(a={opening * depth}1{closing * depth}), g()]"
         parsed = make().parse(text)
         assert [call.name for call in parsed.tool_calls] == ["f", "g"]
+        # Emitted whole; deeper than json.loads reads back, so malformed-arguments.
+        emitted = parsed.tool_calls[0].arguments
+        assert emitted.count("[") + emitted.count("{") > depth
         assert EventName.MALFORMED_ARGUMENTS in events(parsed)
         assert parsed.tool_calls[1].arguments == "{}"
 

@@ -122,6 +122,8 @@ CORPUS_RENDERERS: dict[str, tuple[str, Callable[[ModuleType], Render]]] = {
     "hermes": ("hermes.py", lambda module: module.qwen25_turn),
     "qwen3_json": ("hermes.py", lambda module: module.qwen25_turn),
     "glm45": ("glm.py", lambda module: module.glm46_turn),
+    "pythonic": ("pythonic.py", lambda module: module.pythonic_turn),
+    "olmo3": ("pythonic.py", lambda module: module.olmo3_turn),
     "glm47": (
         "glm.py",
         lambda module: (

@@ -79,7 +79,19 @@ def test_names_are_the_agreed_ones() -> None:
         "mistral-tekken",
         "mistral-tekken-v11",
         "glm4.5",
+        "olmo3",
     }
+
+
+def test_olmo3_is_cl100k_with_olmo3s_added_tokens() -> None:
+    """The build checks that its base vocabulary is byte for byte cl100k_base (sha256);
+    here: an encoding every cl100k user knows, and the ids of the format's markers."""
+    tokenizer = get_tokenizer("olmo3")
+    assert tokenizer.encode("hello world") == [15339, 1917]
+    ids = tokenizer.encode("<function_calls>f(a=1)</function_calls>")
+    assert (ids[0], ids[-1]) == (100268, 100269)
+    assert tokenizer.decode(ids) == "<function_calls>f(a=1)</function_calls>"
+    assert tokenizer.stop_token_ids[:1] == [100265]  # <|im_end|>
 
 
 def test_unknown_name_is_a_clear_error() -> None:

@@ -171,6 +171,45 @@ def _read_glm() -> bytes:
     return gzip.decompress(data.read_bytes())
 
 
+def _read_cl100k() -> bytes:
+    """cl100k_base, the base vocabulary of Olmo 3's (dolma2) tokenizer: the first 100,256
+    ranks of Llama 3's ``tokenizer.model``, written back in tiktoken's format. The result is
+    byte for byte OpenAI's ``cl100k_base.tiktoken`` (its sha256 is checked at build time; the
+    file itself ships in no package the kit depends on)."""
+    source = _package_file("llama_models", "llama3/tokenizer.model")()
+    lines = [line for line in source.splitlines() if line.strip() and int(line.split()[1]) < 100256]
+    return b"\n".join(lines) + b"\n"
+
+
+def _olmo3_added() -> tuple[_Added, ...]:
+    # Ids 100256-100277 of allenai/Olmo-3 Instruct: cl100k's specials and dolma2's <|pad|>,
+    # with the chat and function tokens of the post-trained tokenizer (<|im_start|> 100264,
+    # <|im_end|> 100265, <functions> 100266, </functions> 100267, <function_calls> 100268,
+    # </function_calls> 100269), as a public OLMo 3 post-training module pins them. The
+    # function tokens are ordinary added tokens (they decode to their text, which vLLM's
+    # olmo3 parser reads). Ids no output uses carry placeholder names.
+    names = {
+        1: "<|endoftext|>",
+        2: "<|fim_prefix|>",
+        3: "<|fim_middle|>",
+        4: "<|fim_suffix|>",
+        8: "<|im_start|>",
+        9: "<|im_end|>",
+        10: "<functions>",
+        11: "</functions>",
+        12: "<function_calls>",
+        13: "</function_calls>",
+        20: "<|endofprompt|>",
+        21: "<|pad|>",
+    }
+    ordinary = {"<functions>", "</functions>", "<function_calls>", "</function_calls>"}
+    tokens = []
+    for offset in range(22):
+        name = names.get(offset, f"<|extra_id_{offset}|>")
+        tokens.append(_Added(name, name not in ordinary))
+    return tuple(tokens)
+
+
 def _qwen25_added() -> tuple[_Added, ...]:
     special = (
         "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
@@ -343,6 +382,27 @@ _FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
         bos_template=False,
         stop_tokens=("<|endoftext|>", "<|user|>", "<|observation|>"),
         model_vocab_size=151552,
+    ),
+    "olmo3": _TiktokenFamily(
+        name="olmo3",
+        read_source=_read_cl100k,
+        source_sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        base_size=100256,
+        pattern=_CL100K_PATTERN,
+        nfc=False,
+        added=_olmo3_added,
+        anchors={
+            "<|endoftext|>": 100257,
+            "<|im_start|>": 100264,
+            "<|im_end|>": 100265,
+            "<function_calls>": 100268,
+            "</function_calls>": 100269,
+            "<|pad|>": 100277,
+        },
+        config={"eos_token": "<|endoftext|>", "pad_token": "<|pad|>"},
+        bos_template=False,
+        stop_tokens=("<|im_end|>", "<|endoftext|>"),
+        model_vocab_size=100278,  # allenai/Olmo-3-7B config.json
     ),
     "mistral-v3": _MistralFamily(name="mistral-v3", is_tekken=False, model_vocab_size=32768),
     "mistral-tekken": _MistralFamily(

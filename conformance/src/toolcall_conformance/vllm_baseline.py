@@ -70,6 +70,7 @@ DEFAULT_TOKENIZERS = {
     "llama4_json": "llama4",
     "llama4_pythonic": "llama4",
     "pythonic": "llama3.1",
+    "olmo3": "olmo3",
 }
 
 

@@ -181,6 +181,8 @@ class CallStream(abc.ABC):
         self.__tail = ""  # the end of the content released so far, shorter than a marker
         self.__joining = False  # whether a call came after content and the join is open
         self.__since_call = 0  # content released since that call
+        #: A delta with a character some marker starts with never takes a fast path.
+        self.__marker_first = markers.first if markers is not None else None
         self.__none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
@@ -240,6 +242,7 @@ class CallStream(abc.ABC):
                 fast is not None
                 and text
                 and fast.search(text) is None
+                and (self.__marker_first is None or self.__marker_first.search(text) is None)
                 and (scanner is None or scanner.pass_by(end - start))
             ):
                 if self.__fast_arguments:
@@ -396,13 +399,21 @@ class CallStream(abc.ABC):
         self.__index = -1
         self.__args = []
 
-    def event(self, name: str, detail: str = "", call: int | None = _CURRENT) -> None:
-        """Record an event, on the open call unless ``call`` says otherwise."""
+    def event(
+        self,
+        name: str,
+        detail: str = "",
+        call: int | None = _CURRENT,
+        *,
+        span: tuple[int, int] | None = None,
+    ) -> None:
+        """Record an event, on the open call unless ``call`` says otherwise; ``span``
+        is the ``[start, end)`` of the output it is about, if known."""
         if call == _CURRENT:
             call = self.__index if self.__index >= 0 else None
         if call is not None and call == self.__index:
             self.__call_events.add(name)
-        self.__events.append(Event(name, call, detail))
+        self.__events.append(Event(name, call, detail, None if span is None else Span(*span)))
 
     def has_event(self, name: str, call: int | None = _CURRENT) -> bool:
         """Whether an event of that name was recorded on the call (default: the open one)."""
@@ -476,6 +487,11 @@ class CallStream(abc.ABC):
     def holding(self) -> bool:
         return bool(self.__pending)
 
+    @property
+    def held_start(self) -> int | None:
+        """The offset of the first held character, or ``None``."""
+        return self.__pending[0][1] if self.__pending else None
+
     def settle(self) -> None:
         """The held text was framing."""
         pending, self.__pending = self.__pending, []
@@ -487,13 +503,14 @@ class CallStream(abc.ABC):
         pending, self.__pending = self.__pending, []
         if not pending:
             return
-        start = pending[0][1]
+        start = end = pending[0][1]
         run: list[str] = []
         for text, at in pending:
-            if at != start + sum(map(len, run)):
+            if at != end:
                 self.content("".join(run), start)
                 run, start = [], at
             run.append(text)
+            end = at + len(text)
         self.content("".join(run), start)
 
     def json_arguments(
@@ -517,15 +534,16 @@ class CallStream(abc.ABC):
 
     def fast_content(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is content as it stands: the hooks do not see it."""
+        marker prefix held, nor a character a marker starts with) is content as it
+        stands: the hooks do not see it."""
         self.__fast = stop
         self.__fast_arguments = False
 
     def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing: the delta
-        as it stands, or as ``escape`` writes it (a format whose string values are
-        not JSON text streams them through
+        marker prefix held, nor a character a marker starts with) is argument text of
+        the open call, and framing: the delta as it stands, or as ``escape`` writes it
+        (a format whose string values are not JSON text streams them through
         :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"

@@ -308,6 +308,9 @@ class EventName(enum.StrEnum):
     """A GLM value written after ``</arg_key>`` without its ``<arg_value>``."""
     JSON_LITERAL = "json-literal"
     """``true``, ``false``, ``null`` in a Python call (pythonic)."""
+    FUNCTION_ENVELOPE = "function-envelope"
+    """A JSON call object inside OpenAI's ``{"type": "function", "function": {...}}``
+    envelope (llama3_json, llama4_json)."""
 
     # Defects and decisions.
     MALFORMED_ARGUMENTS = "malformed-arguments"
@@ -339,6 +342,7 @@ RECOVERIES: frozenset[str] = frozenset(
         EventName.BARE_JSON.value,
         EventName.MISSING_VALUE_OPEN.value,
         EventName.JSON_LITERAL.value,
+        EventName.FUNCTION_ENVELOPE.value,
     }
 )
 

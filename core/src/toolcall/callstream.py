@@ -364,13 +364,21 @@ class CallStream(abc.ABC):
         self._index = -1
         self._args = []
 
-    def event(self, name: str, detail: str = "", call: int | None = _CURRENT) -> None:
-        """Record an event, on the open call unless ``call`` says otherwise."""
+    def event(
+        self,
+        name: str,
+        detail: str = "",
+        call: int | None = _CURRENT,
+        *,
+        span: tuple[int, int] | None = None,
+    ) -> None:
+        """Record an event, on the open call unless ``call`` says otherwise; ``span``
+        is the ``[start, end)`` of the output it is about, if known."""
         if call == _CURRENT:
             call = self._index if self._index >= 0 else None
         if call is not None and call == self._index:
             self._call_events.add(name)
-        self._events.append(Event(name, call, detail))
+        self._events.append(Event(name, call, detail, None if span is None else Span(*span)))
 
     def has_event(self, name: str, call: int | None = _CURRENT) -> bool:
         """Whether an event of that name was recorded on the call (default: the open one)."""
@@ -450,13 +458,14 @@ class CallStream(abc.ABC):
         pending, self._pending = self._pending, []
         if not pending:
             return
-        start = pending[0][1]
+        start = end = pending[0][1]
         run: list[str] = []
         for text, at in pending:
-            if at != start + sum(map(len, run)):
+            if at != end:
                 self.content("".join(run), start)
                 run, start = [], at
             run.append(text)
+            end = at + len(text)
         self.content("".join(run), start)
 
     # -- what a family calls: fast paths ----------------------------------------------------

@@ -32,7 +32,9 @@ calls does not matter):
    whitespace, except for a held-back tail of fewer non-whitespace characters than
    the longest marker, or a tail that starts with a marker (a candidate call that
    may still turn out to be unreadable markup, which may be held until
-   ``finish``); a call is announced by the end of the step in which its framing
+   ``finish``), or one that starts inside the span of an ``unparsed-markup`` event
+   (markup the stream read and returned as content: formats without start
+   markers); a call is announced by the end of the step in which its framing
    ends;
 7. see :func:`check_cost`.
 
@@ -366,6 +368,7 @@ class _Final:
         self.marker_starts()
         self.lost()
         if self.c.promptness:
+            self.unparsed = self.unparsed_spans()
             self.prompt_content()
             self.prompt_calls()
 
@@ -559,6 +562,8 @@ class _Final:
                 continue  # a possible marker prefix
             if any(self.text.startswith(marker, held) for marker in c.markers):
                 continue  # a candidate call, possibly unreadable markup
+            if self.in_unparsed(held):
+                continue  # markup the stream read, then returned as content
             c.report(
                 6,
                 "content",
@@ -568,6 +573,23 @@ class _Final:
                 f"(at most {c._hold})",
                 step,
             )
+
+    def unparsed_spans(self) -> tuple[list[int], list[int]]:
+        """The spans of ``unparsed-markup`` events (sorted starts, running maximum of
+        the ends): text a stream read as markup and then returned as content."""
+        spans = sorted(
+            (event.span.start, event.span.end)
+            for event in self.parsed.events
+            if event.name == UNPARSED and event.span is not None
+        )
+        starts = [start for start, _ in spans]
+        ends = list(accumulate((end for _, end in spans), max))
+        return starts, ends
+
+    def in_unparsed(self, offset: int) -> bool:
+        starts, ends = self.unparsed
+        at = bisect_right(starts, offset) - 1
+        return at >= 0 and offset < ends[at]
 
     def prompt_calls(self) -> None:
         c = self.c

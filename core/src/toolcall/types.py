@@ -311,6 +311,16 @@ class EventName(enum.StrEnum):
     FUNCTION_ENVELOPE = "function-envelope"
     """A JSON call object inside OpenAI's ``{"type": "function", "function": {...}}``
     envelope (llama3_json, llama4_json)."""
+    CONTROL_CHARACTER = "control-character"
+    """A raw line break or NUL inside a one-line Python string (pythonic)."""
+    RESERVED_WORD = "reserved-word"
+    """A Python keyword as a keyword argument name: ``from=``, ``class=`` (pythonic)."""
+    LEADING_ZERO = "leading-zero"
+    """A decimal integer with leading zeros, ``07`` (pythonic)."""
+    NESTED_QUOTE = "nested-quote"
+    """An unescaped quote inside a Python string of the same quote (pythonic)."""
+    DASHED_NAME = "dashed-name"
+    """A Python call name with ``-`` in it, ``get-weather(...)`` (pythonic)."""
 
     # Defects and decisions.
     MALFORMED_ARGUMENTS = "malformed-arguments"
@@ -343,6 +353,11 @@ RECOVERIES: frozenset[str] = frozenset(
         EventName.MISSING_VALUE_OPEN.value,
         EventName.JSON_LITERAL.value,
         EventName.FUNCTION_ENVELOPE.value,
+        EventName.CONTROL_CHARACTER.value,
+        EventName.RESERVED_WORD.value,
+        EventName.LEADING_ZERO.value,
+        EventName.NESTED_QUOTE.value,
+        EventName.DASHED_NAME.value,
     }
 )
 
@@ -352,12 +367,16 @@ class Event:
     """Something a parse did that a test or a log may want to see.
 
     ``name`` is one of :class:`EventName` (a third-party parser may record names of
-    its own; only those in :data:`RECOVERIES` count as recoveries).
+    its own; only those in :data:`RECOVERIES` count as recoveries). ``span`` is the
+    range of the output the event is about, where the parser says: for
+    ``unparsed-markup``, the text it read as possible markup and returned as
+    content (the contract checker lets a stream hold that text until it decides).
     """
 
     name: str
     call_index: int | None = None
     detail: str = ""
+    span: Span | None = None
 
     @property
     def is_recovery(self) -> bool:

@@ -71,6 +71,13 @@ LLAMA4_JSON_TEMPLATE = (
     "the turn after '<|header_start|>assistant<|header_end|>\\n\\n' (see "
     "conformance/corpus/llama.py)"
 )
+LLAMA4_PYTHONIC_TEMPLATE = (
+    "vLLM's examples/tool_chat_template_llama4_pythonic.jinja @ "
+    "0471aed1b67455f39accc28977db0b979e091687, assistant turn rendered by its rules: the "
+    "content, then '[' + per call name + '(' + per argument key + '=\"' + '%s'|format(value) "
+    "+ '\"' joined by ', ' + ')' joined by ', ' + ']'; the output is the turn after "
+    "'<|header_start|>assistant<|header_end|>\n\n' (see conformance/corpus/llama.py)"
+)
 CONSTRUCTED = "written by hand for the Llama parsing policy (plugins/llama/README.md)"
 META_LLAMA31_FORMAT = (
     "meta-llama/llama-models llama_models/llama3_1/prompt_format.md (as shipped in the "
@@ -158,6 +165,17 @@ def llama3_json_turn(name: str, arguments: Mapping[str, Any]) -> str:
 
 def llama4_json_turn(content: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
     return content + "".join(json_call(name, arguments) for name, arguments in calls)
+
+
+def llama4_pythonic_turn(content: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """The turn as vLLM's Llama 4 pythonic template writes it: the content, then
+    ``[name(key="value", ...), ...]`` where every value is ``"%s" | format(value)`` (Python's
+    ``str``) between double quotes."""
+    rendered = (
+        name + "(" + ", ".join(f'{key}="{value}"' for key, value in arguments.items()) + ")"
+        for name, arguments in calls
+    )
+    return content + "[" + ", ".join(rendered) + "]"
 
 
 # -- cases ----------------------------------------------------------------------------------
@@ -736,6 +754,261 @@ l4(
     content=None,
     calls=[("write_file", {"path": "notes.md", "content": "Runs end at <|python_end|>."})],
     notes="inside a JSON string, <|python_end|> is string text",
+)
+
+
+# ---- llama4_pythonic ---------------------------------------------------------------------------
+
+
+def py(slug: str, text: str, **kw: Any) -> None:
+    case(PY, slug, text, tokenizer=LLAMA4, **kw)
+
+
+def py_template(
+    slug: str, content: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any
+) -> None:
+    """A template case: the turn renders every value as a string (``"%s" | format``), so the
+    expected arguments are the rendered strings."""
+    rendered = [(name, {key: str(value) for key, value in args.items()}) for name, args in calls]
+    py(
+        slug,
+        llama4_pythonic_turn(content, calls),
+        content=content or None,
+        calls=list(rendered),
+        kind="template",
+        source=LLAMA4_PYTHONIC_TEMPLATE,
+        **kw,
+    )
+
+
+py_template("template-single-call", "", [("get_current_weather", BOSTON)], grammar="accept")
+py_template(
+    "template-content-then-list",
+    "I'll check the weather in Paris for you.",
+    [("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="the template writes the list right after the content",
+)
+py_template(
+    "template-two-calls",
+    "",
+    [("get_current_weather", {"location": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+)
+py_template(
+    "template-number-quoted",
+    "",
+    [("search", {"query": "llama 4 release", "top_k": 3})],
+    grammar="reject",
+    notes="the template quotes every value, so top_k is the string '3': the arguments are "
+    "what the model wrote; the grammar, pinning top_k to an integer, refuses the quote",
+)
+py_template(
+    "template-unicode-arguments",
+    "",
+    [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    grammar="accept",
+)
+py_template(
+    "template-required-choice",
+    "",
+    [("get_time", {"timezone": "UTC"})],
+    tool_choice="required",
+    grammar="accept",
+)
+py_template(
+    "template-named-choice",
+    "",
+    [("get_current_weather", {"location": "Rome"})],
+    tool_choice={"type": "function", "function": {"name": "get_current_weather"}},
+    grammar="accept",
+)
+py_template(
+    "template-single-call-not-parallel",
+    "",
+    [("get_time", {"timezone": "Europe/Oslo"})],
+    parallel_tool_calls=False,
+    grammar="accept",
+)
+py(
+    "python-start-wrapper",
+    '<|python_start|>[get_current_weather(location="Paris, France", unit="celsius")]<|python_end|>',
+    content=None,
+    calls=[("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="Llama 4's python tokens around the list are framing (Meta's decoder strips them)",
+)
+py(
+    "python-start-calls-per-line",
+    '<|python_start|>get_time(timezone="UTC")\nget_time(timezone="Asia/Tokyo")<|python_end|>',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+    notes="after <|python_start|>, calls without a list, one per line",
+)
+py(
+    "typed-literals",
+    "[search(query='vllm tool parsers', top_k=3, exact=True, filter=None)]",
+    content=None,
+    calls=[("search", '{"query": "vllm tool parsers", "top_k": 3, "exact": true, "filter": null}')],
+    grammar="accept",
+    notes="the arguments are the canonical json.dumps of the keyword arguments",
+)
+py(
+    "nested-literals",
+    "[create_event(title='Design review', attendees=['ana@example.com', "
+    "\"li@example.com\"], when={'date': '2025-03-14', 'hour': 15}, reminder=False)]",
+    content=None,
+    calls=[("create_event", {**NEXT_WEEK, "reminder": False})],
+    grammar="accept",
+)
+py(
+    "no-arguments",
+    "[get_time()]",
+    content=None,
+    calls=[("get_time", {})],
+    grammar="accept",
+)
+py(
+    "escapes-in-strings",
+    "[write_file(path='C:\\\\temp\\\\notes.txt', content='it\\'s \"quoted\"\\nline two')]",
+    content=None,
+    calls=[("write_file", {"path": "C:\\temp\\notes.txt", "content": 'it\'s "quoted"\nline two'})],
+    grammar="accept",
+)
+py(
+    "content-after-the-list",
+    '[get_time(timezone="UTC")]\n\nI will tell you the time as soon as I have it.',
+    content="I will tell you the time as soon as I have it.",
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+)
+py(
+    "markdown-link-is-content",
+    "The docs are at [the vLLM site](https://docs.vllm.ai) and [here](x).",
+    content="The docs are at [the vLLM site](https://docs.vllm.ai) and [here](x).",
+    calls=[],
+    grammar="accept",
+    notes="a '[' after content starts calls only when its first call names a declared tool",
+)
+py(
+    "undeclared-call-after-text",
+    "You could run [lookup(term='llama')] yourself.",
+    content="You could run [lookup(term='llama')] yourself.",
+    calls=[],
+    grammar="accept",
+)
+py(
+    "tool-choice-none",
+    '[get_time(timezone="UTC")]',
+    tool_choice="none",
+    content='[get_time(timezone="UTC")]',
+    calls=[],
+)
+
+# ---- llama4_pythonic: bad input (the policy decides each: DESIGN §6, toolcall.pycall) ----
+
+FLIGHTS = tool(
+    "book_flight",
+    "Book a flight",
+    obj(["from", "to"], **{"from": STRING, "to": STRING, "class": STRING}),
+)
+py(
+    "keyword-from-and-class",
+    '[book_flight(from="NYC", to="SFO", class="economy")]',
+    tools=[FLIGHTS, TIME],
+    content=None,
+    calls=[("book_flight", {"from": "NYC", "to": "SFO", "class": "economy"})],
+    recoveries=("reserved-word",),
+    grammar="accept",
+    notes="'from' and 'class' are Python keywords (ast.parse refuses the call); the tool "
+    "declares them, and the grammar allows every declared name",
+)
+py(
+    "positional-argument",
+    '[get_current_weather("Paris")]',
+    content='"Paris"',
+    calls=[("get_current_weather", "")],
+    grammar="reject",
+    notes="committed at 'get_current_weather(': nothing was emitted when the positional "
+    "argument (a defect) came, so the arguments are empty (malformed-arguments) and the rest "
+    "of the call up to its ')' is content",
+)
+py(
+    "raw-newline-in-string",
+    '[write_file(path="a.py", content="def f():\n    return 1\n")]',
+    content=None,
+    calls=[("write_file", {"path": "a.py", "content": "def f():\n    return 1\n"})],
+    recoveries=("control-character",),
+    grammar="reject",
+    notes="raw line breaks inside a one-line Python string",
+)
+py(
+    "list-with-a-non-call",
+    '[get_time(timezone="UTC"), 42, get_time(timezone="CET")]',
+    content="42",
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
+    grammar="reject",
+    notes="a later element that is not a call is content, up to the next ','",
+)
+py(
+    "call-inside-a-call",
+    '[get_current_weather(location=get_city(name="home"))]',
+    content='get_city(name="home")',
+    calls=[("get_current_weather", '{"location": ')],
+    grammar="reject",
+    notes="a call is no Python literal: the arguments keep what was emitted, the value up "
+    "to the call's ')' is content",
+)
+py(
+    "json-literals",
+    '[search(query="weather", exact=true, filter=null)]',
+    content=None,
+    calls=[("search", {"query": "weather", "exact": True, "filter": None})],
+    recoveries=("json-literal",),
+    grammar="reject",
+)
+py(
+    "missing-closing-bracket",
+    '[get_time(timezone="UTC")',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("missing-end",),
+    grammar="reject",
+)
+py(
+    "truncated-in-string",
+    '[get_current_weather(location="San Fran',
+    content=None,
+    calls=[("get_current_weather", '{"location": "San Fran')],
+    finish_reason="length",
+)
+py(
+    "truncated-before-the-call",
+    "Let me look.[get_current_wea",
+    content="Let me look.[get_current_wea",
+    calls=[],
+    finish_reason="length",
+    notes="no call committed: content, verbatim",
+)
+py(
+    "wild-llama4-two-calls",
+    '[get_todays_date(), get_weather(location="Dublin, Ireland", date="2025-04-14")]',
+    tools=[
+        tool("get_todays_date", "Today's date", obj()),
+        tool("get_weather", "The weather on a date", obj(location=STRING, date=STRING)),
+    ],
+    content=None,
+    calls=[
+        ("get_todays_date", {}),
+        ("get_weather", {"location": "Dublin, Ireland", "date": "2025-04-14"}),
+    ],
+    grammar="accept",
+    kind="wild",
+    source="vllm-project/vllm#22917 (description by erkintelnyx, 2025-08-14): the deltas "
+    "of a Llama 4 output that llama4_pythonic parsed, logged one per line (DELTA TEXT)",
+    model="meta-llama/Llama-4 (served with llama4_pythonic; the issue does not say which)",
+    notes=f"{RECONSTRUCTED}. The text is the concatenation of the logged deltas",
 )
 
 

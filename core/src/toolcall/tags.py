@@ -84,8 +84,15 @@ def optional(content: Format) -> Format:
     return {"type": "optional", "content": content}
 
 
-def tag(begin: str, content: Format, end: str = "") -> Format:
-    return {"type": "tag", "begin": begin, "content": content, "end": end}
+def tag(begin: str, content: Format, end: str | Sequence[str] = "") -> Format:
+    """``begin``, ``content``, then ``end`` (or any of several ends; when the content is
+    unbounded, xgrammar wants one of them non-empty)."""
+    return {
+        "type": "tag",
+        "begin": begin,
+        "content": content,
+        "end": end if isinstance(end, str) else list(end),
+    }
 
 
 def triggered_tags(

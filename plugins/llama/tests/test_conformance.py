@@ -13,11 +13,12 @@ import pytest
 from toolcall import Parser
 from toolcall_conformance.cases import load_cases, shipped_case_dirs
 from toolcall_conformance.pytest_plugin import ConformanceSuite
-from toolcall_llama import Llama3JsonParser, Llama4JsonParser
+from toolcall_llama import Llama3JsonParser, Llama4JsonParser, Llama4PythonicParser
 
 PARSERS: dict[str, type[Parser]] = {
     "llama3_json": Llama3JsonParser,
     "llama4_json": Llama4JsonParser,
+    "llama4_pythonic": Llama4PythonicParser,
 }
 CASES = {name: load_cases(shipped_case_dirs(name)) for name in PARSERS}
 ALL = [(case, PARSERS[name]) for name, (cases, _) in CASES.items() for case in cases]
@@ -32,9 +33,17 @@ class TestLlama4JsonConformance(ConformanceSuite):
     parser = Llama4JsonParser
 
 
+class TestLlama4PythonicConformance(ConformanceSuite):
+    parser = Llama4PythonicParser
+
+
 @pytest.mark.parametrize(
     ("name", "least", "tokenizers"),
-    [("llama3_json", 25, {"llama3.1", "llama4"}), ("llama4_json", 10, {"llama4"})],
+    [
+        ("llama3_json", 25, {"llama3.1", "llama4"}),
+        ("llama4_json", 10, {"llama4"}),
+        ("llama4_pythonic", 20, {"llama4"}),
+    ],
 )
 def test_the_corpus_loads_and_is_large_enough(name: str, least: int, tokenizers: set[str]) -> None:
     cases, errors = CASES[name]

@@ -16,11 +16,12 @@ from toolcall import Parser, ParserContext, Vocabulary
 from toolcall.contract import check_splits
 from toolcall_conformance.cases import Case, load_cases, shipped_case_dirs
 from toolcall_conformance.splits import random_splits
-from toolcall_llama import Llama3JsonParser, Llama4JsonParser
+from toolcall_llama import Llama3JsonParser, Llama4JsonParser, Llama4PythonicParser
 
 PARSERS: dict[str, type[Parser]] = {
     "llama3_json": Llama3JsonParser,
     "llama4_json": Llama4JsonParser,
+    "llama4_pythonic": Llama4PythonicParser,
 }
 CORPORA = {name: load_cases(shipped_case_dirs(name))[0] for name in PARSERS}
 CASES = [(case, PARSERS[name]) for name, cases in CORPORA.items() for case in cases]

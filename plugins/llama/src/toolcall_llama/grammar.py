@@ -27,12 +27,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from toolcall.pygrammar import PythonCalls
 from toolcall.strictness import Obligation
 from toolcall.tags import (
     ANY_OBJECT,
     WHITESPACE_PATTERN,
     Format,
     const,
+    grammar,
     json_schema,
     optional,
     or_,
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
 
     from toolcall.strictness import Plan, ToolPlan
 
-__all__ = ["json_structural_tag"]
+__all__ = ["json_structural_tag", "python_structural_tag"]
 
 _WS = WHITESPACE_PATTERN
 _NAME_FIRST = '{"name": "'
@@ -61,13 +63,9 @@ _TYPE_MEMBER = f'("type"{_WS}:{_WS}"function"{_WS},{_WS})?'
 def json_structural_tag(plan: Plan, *, start: str, end: str) -> dict[str, Any] | None:
     """The tag for ``plan``, or ``None`` when no grammar applies. ``start`` and ``end``
     are the run's markers in the model's vocabulary (``end`` may be empty)."""
-    if not plan.grammar or not plan.tools:
+    tools = _allowed(plan)
+    if not tools:
         return None
-    tools = plan.tools
-    if plan.obligation is Obligation.NAMED:
-        tools = tuple(entry for entry in tools if entry.tool.name == plan.named)
-        if not tools:
-            return None
     single = plan.obligation is Obligation.NAMED or plan.at_most_one
     whitespace = regex(_WS)
     if plan.obligation is Obligation.OPTIONAL:
@@ -90,6 +88,12 @@ def json_structural_tag(plan: Plan, *, start: str, end: str) -> dict[str, Any] |
     run = _run(tools, single=single)
     marked = sequence([const(start), _marked_run(tools, end, single=single)])
     return structural_tag(sequence([whitespace, or_([marked, run]), whitespace]))
+
+
+def _allowed(plan: Plan) -> tuple[ToolPlan, ...]:
+    """The tools a call may name under ``plan`` (none when no grammar applies). The
+    resolver lists only the named tool for a named choice."""
+    return plan.tools if plan.grammar else ()
 
 
 def _marked_run(tools: Sequence[ToolPlan], end: str, *, single: bool) -> Format:
@@ -152,3 +156,47 @@ def _schema(entry: ToolPlan) -> dict[str, Any]:
 def _string(name: str) -> str:
     """The name as it stands inside a JSON string."""
     return json.dumps(name, ensure_ascii=False)[1:-1]
+
+
+# -- Python calls (llama4_pythonic) -----------------------------------------------------------
+
+
+def python_structural_tag(plan: Plan, *, start: str, end: str) -> dict[str, Any] | None:
+    """The tag for ``llama4_pythonic`` under ``plan``: a list of calls
+    ``[NAME(KEY=VALUE, ...), ...]``, each value a Python literal of its schema's type
+    (:mod:`toolcall.pygrammar`), optionally between ``start`` and ``end``, where the calls
+    may also come one per line."""
+    tools = _allowed(plan)
+    if not tools:
+        return None
+    calls = PythonCalls(tools)
+    single = plan.obligation is Obligation.NAMED or plan.at_most_one
+    any_call = calls.call()
+    more = "" if single else f' (ws "," ws {any_call})*'
+    bare_list = f'"[" ws {any_call}{more} ws "]"'
+    lines = any_call if single else f"{any_call} (ws {any_call})*"
+    marked = f"ws ({bare_list} | {lines}) ws"
+    if plan.obligation is Obligation.OPTIONAL:
+        # A marker, or a list's opening naming a declared tool, starts the calls: other
+        # brackets in the text (which the parser reads as content) stay free.
+        marker_tag = tag(start, grammar(calls.grammar(marked)), [end, ""])
+        openings = [
+            tag(
+                "[" + name + "(",
+                grammar(calls.grammar(f'ws {calls.arguments(name)} ws ")"{more} ws')),
+                "]",
+            )
+            for name in calls.names
+        ]
+        body = triggered_tags(
+            [start, *(opening["begin"] for opening in openings)],
+            [marker_tag, *openings],
+            stop_after_first=single,
+        )
+        return structural_tag(sequence([body, regex(_WS)]) if single else body)
+    root = f"ws ({_ebnf(start)} {marked} ({_ebnf(end)})? | {bare_list}) ws"
+    return structural_tag(grammar(calls.grammar(root)))
+
+
+def _ebnf(text: str) -> str:
+    return json.dumps(text)

@@ -7,8 +7,6 @@ Cases land in ``toolcall_conformance/cases/<parser>/<tokenizer>/``:
 
 * ``llama3_json/llama3.1``: Llama 3.1 / 3.2 / 3.3 outputs on the Llama 3.1 vocabulary
   (Llama 3.2 and 3.3 share it), ``<|python_tag|>`` a single special token (128010);
-* ``llama3_json/llama4``: a Llama 4 output served with ``--tool-call-parser llama3_json``
-  (vllm-project/vllm#16214 reports doing so);
 * ``llama4_json/llama4`` and ``llama4_pythonic/llama4``: Llama 4 outputs on the Llama 4
   vocabulary, ``<|python_start|>`` and ``<|python_end|>`` single special tokens
   (200016, 200017).
@@ -634,24 +632,6 @@ l3(
     notes="the tool as Meta's prompt declares it, with its 'properties' list made an object "
     "(n and genre declared as strings, as the model answers them)",
 )
-l3(
-    "wild-llama4-python-start-via-llama3-json",
-    '<|python_start|>{"name": "brave_web_search", "parameters": {"query": "latest news"}}'
-    "<|python_end|>",
-    tokenizer=LLAMA4,
-    tools=[tool("brave_web_search", "Search the web with Brave", obj(query=STRING))],
-    content=None,
-    calls=[("brave_web_search", {"query": "latest news"})],
-    grammar="accept",
-    kind="wild",
-    source="vllm-project/vllm#16214 (comment by jhuntbach-bc, 2025-04-09): what a Llama 4 "
-    "model returned as text content with --tool-call-parser=llama3_json",
-    model="meta-llama/Llama-4 (Scout or Maverick; the thread does not say)",
-    notes=f"{RECONSTRUCTED}. llama3_json reads Llama 4's run markers too; under auto its "
-    "grammar (which starts runs at <|python_tag|>) takes the markers as free text and "
-    "constrains the call from its opening",
-)
-
 # ---- llama4_json ---------------------------------------------------------------------------------
 
 l4_template("template-single-call", "", [("get_current_weather", BOSTON)], grammar="accept")

@@ -555,6 +555,23 @@ l3(
     "render 'arguments | tojson', and models imitate the string)",
 )
 l3(
+    "calls-as-a-json-list",
+    "["
+    + json_call("get_current_weather", {"location": "Lima"})
+    + ", "
+    + json_call("get_time", {"timezone": "America/Lima"})
+    + "]",
+    content=None,
+    calls=[
+        ("get_current_weather", {"location": "Lima"}),
+        ("get_time", {"timezone": "America/Lima"}),
+    ],
+    recoveries=("call-list",),
+    grammar="accept",
+    notes="the calls written as a JSON list (what OpenAI-style prompts ask for); under auto "
+    "the grammar constrains each call from its opening and leaves the brackets free",
+)
+l3(
     "missing-final-brace",
     '{"name": "get_time", "parameters": {"timezone": "UTC"}',
     content=None,

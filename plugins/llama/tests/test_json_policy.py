@@ -316,3 +316,53 @@ def test_arguments_are_strict_json_when_no_event_says_otherwise() -> None:
 
 def _reject(name: str) -> object:
     raise ValueError(name)
+
+
+# -- call-list ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"[{WEATHER_CALL}, {TIME_CALL}]",
+        f"<|python_tag|>[{WEATHER_CALL},\n {TIME_CALL},]",
+        f"[ {WEATHER_CALL}{TIME_CALL} ]",
+    ],
+)
+def test_calls_written_as_a_json_list(text: str) -> None:
+    parsed = parse(text, promptness=False)
+    assert parsed.content is None
+    assert [name for name, _ in calls(parsed)] == ["get_weather", "get_time"]
+    assert parsed.recoveries == ("call-list",)
+    # Strict: the list's "[" and its first call are content (a later call that begins a
+    # line after content may still be one).
+    strict = parse(text, make_parser(strict_parsing=True))
+    assert strict.recoveries == ()
+    assert strict.content is not None
+    assert strict.content.removeprefix("<|python_tag|>").lstrip().startswith("[")
+    assert "get_weather" not in [call.name for call in strict.tool_calls]
+
+
+def test_a_list_after_content_needs_a_declared_first_call() -> None:
+    text = 'Here:\n[{"name": "lookup", "parameters": {}}]'
+    parsed = parse(text)
+    assert parsed.content == text
+    parsed = parse("Here:\n[" + WEATHER_CALL + "]", promptness=False)
+    assert parsed.content == "Here:"
+    assert [name for name, _ in calls(parsed)] == ["get_weather"]
+
+
+@pytest.mark.parametrize("text", ["[]", "[1, 2]", '[ {"a": 1} ]', "See [the docs](x)."])
+def test_lists_that_are_not_calls_are_content(text: str) -> None:
+    parsed = parse(text)
+    assert parsed.content == text
+    assert parsed.tool_calls == ()
+
+
+def test_a_list_that_never_closes() -> None:
+    parsed = parse(f"[{WEATHER_CALL}", promptness=False)
+    assert [name for name, _ in calls(parsed)] == ["get_weather"]
+    assert events_of(parsed) == [("call-list", 0), ("missing-end", 0)]
+    parsed = parse(f"[{WEATHER_CALL}; and more", promptness=False)
+    assert parsed.content == "; and more"
+    assert events_of(parsed) == [("call-list", 0), ("missing-end", 0)]

@@ -83,6 +83,9 @@ STARTS = frozenset({PYTHON_TAG, PYTHON_START})
 #: in OpenAI's shape; both are native.
 ARGUMENT_KEYS = ("parameters", "arguments")
 SEPARATOR = ";"
+#: The call-list recovery: ``[{...}, {...}]``.
+LIST_SEPARATOR = ","
+LIST_END = "]"
 _MARKUP = "<|python_"
 #: Members that may come before the name of a call that has no marker.
 HEAD_KEYS = frozenset({"type", "function", *ARGUMENT_KEYS})
@@ -90,12 +93,17 @@ HEAD_KEYS = frozenset({"type", "function", *ARGUMENT_KEYS})
 #: Content: a ``{`` that begins a line (with only spaces or tabs before it).
 _LINE_BRACE = regex.compile(r"\n[ \t\r]*\{")
 _LEADING_BRACE = regex.compile(r"[ \t\r]*\{")
+_BRACE = regex.compile(r"\{")
+#: With the call-list recovery, a "[" may open a run too.
+_LINE_CALL_OR_LIST = regex.compile(r"\n[ \t\r]*[{\[]")
+_LEADING_CALL_OR_LIST = regex.compile(r"[ \t\r]*[{\[]")
+_CALL_OR_LIST = regex.compile(r"[{\[]")
 _LINE_END = regex.compile(r"\n[ \t\r]*\Z")
 _BLANK_LINE_PART = regex.compile(r"[ \t\r]*\Z")
 _NON_WHITESPACE = regex.compile(r"[^ \t\r\n]")
 #: Fast paths: what content must be scanned for (a brace, a marker, a line break).
-_CONTENT_STOP = regex.compile(r"[{<\n]")
-_CONTENT_STOP_AFTER_TEXT = regex.compile(r"[{<]")
+_CONTENT_STOP = regex.compile(r"[{\[<\n]")
+_CONTENT_STOP_AFTER_TEXT = regex.compile(r"[{\[<]")
 #: What an argument string must be scanned for: its end, an escape, a marker.
 _STRING_STOP = regex.compile(r"[\"'\\<]")
 
@@ -159,8 +167,9 @@ class _State(enum.Enum):
     CONTENT = "content"
     OPENED = "opened"  # after a start marker, before the run's first "{"
     OBJECT = "object"  # inside a call object (or a candidate for one)
+    LISTED = "listed"  # after a "[" that may open a list of calls
     AFTER = "after"  # after a call object: a separator, a call, a marker, or content
-    SEPARATED = "separated"  # after a ";" in a run
+    SEPARATED = "separated"  # after a ";" in a run (a "," in a list)
 
 
 class _Head(enum.Enum):
@@ -190,6 +199,17 @@ class JsonCallStream(CallStream):
         self._early_arguments: list[str] = []  # argument text before the name
         self._early_events: list[tuple[str, str]] = []
         self._noted: set[str] = set()  # recoveries recorded on the open call
+        self._in_list = False  # the run is a JSON list of calls (call-list)
+        self._list_head = _Head.FREE
+        self._list_noted = False
+        if self.recover:
+            self._line_call = _LINE_CALL_OR_LIST
+            self._leading_call = _LEADING_CALL_OR_LIST
+            self._call_start = _CALL_OR_LIST
+        else:
+            self._line_call = _LINE_BRACE
+            self._leading_call = _LEADING_BRACE
+            self._call_start = _BRACE
 
     # -- the hooks ----------------------------------------------------------------------
 
@@ -206,7 +226,14 @@ class JsonCallStream(CallStream):
             self.settle()
         elif state is _State.OPENED:
             self._unreadable_run()
-        self._state = _State.CONTENT
+        elif state is _State.LISTED:
+            if self._marker_held:
+                self._unreadable_run()
+            else:
+                self._release_held()
+        if self._in_list and in_run:
+            self._list_unclosed()
+        self._to_content()
         if marker in STARTS:
             self.hold(marker, start)
             self._marker_held = True
@@ -239,6 +266,10 @@ class JsonCallStream(CallStream):
             self._end_object()
         elif state in (_State.AFTER, _State.SEPARATED):
             self.settle()  # a trailing separator is framing, like the whitespace
+            if self._in_list:
+                self._list_unclosed()
+        elif state is _State.LISTED:
+            self._release_held()
 
     # -- content --------------------------------------------------------------------------
 
@@ -251,6 +282,9 @@ class JsonCallStream(CallStream):
             return len(text)
         self._content(text[pos:brace], start + pos)
         head = _Head.CALL if self._at_start else _Head.DECLARED
+        if text[brace] == "[":
+            self._open_list(head, text, brace, start)
+            return brace + 1
         self._begin_object(head)
         return brace
 
@@ -260,16 +294,17 @@ class JsonCallStream(CallStream):
             first = _NON_WHITESPACE.search(text, pos)
             if first is None:
                 return -1
-            if text[first.start()] == "{":
+            if self._call_start.match(text, first.start()):
                 return first.start()
             self._at_start = False
         if self._after_text:
-            return text.find("{", pos)
+            found = self._call_start.search(text, pos)
+            return -1 if found is None else found.start()
         if self._line_start:
-            match = _LEADING_BRACE.match(text, pos)
+            match = self._leading_call.match(text, pos)
             if match is not None:
                 return match.end() - 1
-        match = _LINE_BRACE.search(text, pos)
+        match = self._line_call.search(text, pos)
         return -1 if match is None else match.end() - 1
 
     def _content(self, text: str, start: int) -> None:
@@ -312,24 +347,60 @@ class JsonCallStream(CallStream):
         state = self._state
         if char == "{":
             # What is held (a marker, whitespace, a separator) goes with the object.
-            self._begin_object(_Head.FREE if state is _State.OPENED else _Head.CALL)
+            if state is _State.LISTED:
+                self._in_list = True
+                self._begin_object(self._list_head)
+            else:
+                self._begin_object(_Head.FREE if state is _State.OPENED else _Head.CALL)
             return at
-        if char == SEPARATOR and state is _State.AFTER:
+        if char == "[" and state is _State.OPENED and self.recover:
+            self._open_list(_Head.FREE, text, at, start)
+            return at + 1
+        separator = LIST_SEPARATOR if self._in_list else SEPARATOR
+        if char == separator and state is _State.AFTER:
             self.hold(char, start + at)
             self._state = _State.SEPARATED
+            return at + 1
+        if char == LIST_END and self._in_list and state is not _State.LISTED:
+            self.hold(char, start + at)
+            self.settle()  # the list's end (after a trailing comma too) is framing
+            self._in_list = False
+            self._state = _State.AFTER
             return at + 1
         if state is _State.OPENED:
             self._unreadable_run()
         else:
+            if self._in_list and state is not _State.LISTED:
+                self._list_unclosed()
             self._release_held()  # a separator not followed by a call is content
-        self._state = _State.CONTENT
+        self._to_content()
         return at
+
+    def _open_list(self, head: _Head, text: str, at: int, start: int) -> None:
+        """A ``[`` that may open a JSON list of calls (the ``call-list`` recovery): held
+        until a ``{`` shows it does."""
+        self.hold(text[at], start + at)
+        self._list_head = head
+        self._list_noted = False
+        self._state = _State.LISTED
+        self.slow()
+
+    def _list_unclosed(self) -> None:
+        """The list of calls ends without its ``]``."""
+        self._in_list = False
+        if self.calls:
+            name = EventName.MISSING_END if self.recover else EventName.TRUNCATED
+            self.event(name, "the list of calls has no closing ]", self.calls - 1)
+
+    def _to_content(self) -> None:
+        self._state = _State.CONTENT
+        self._in_list = False
 
     def _unreadable_run(self) -> None:
         """A start marker not followed by a call object: it is content, verbatim."""
         self.event(EventName.UNPARSED_MARKUP, "a start marker with no call object", None)
         self._release_held()
-        self._state = _State.CONTENT
+        self._to_content()
 
     def _release_held(self) -> None:
         """What is held was content after all, verbatim."""
@@ -392,7 +463,7 @@ class JsonCallStream(CallStream):
         kind = item.kind
         if self._rejected:
             if kind in (ItemKind.CLOSE, ItemKind.BREAK):
-                self._state = _State.CONTENT
+                self._to_content()
             return
         if kind is ItemKind.ARGUMENTS:
             if self._committed:
@@ -435,6 +506,9 @@ class JsonCallStream(CallStream):
         self.open_call(name, "".join(self._early_arguments))
         self._committed = True
         self._noted = set()
+        if self._in_list and not self._list_noted:
+            self._list_noted = True
+            self.event(EventName.CALL_LIST, "the calls are written as a JSON list")
         for event, detail in self._early_events:
             self._note(event, detail)
         self._early_arguments = []
@@ -476,7 +550,7 @@ class JsonCallStream(CallStream):
         if self._committed:
             self.close_call()
             self._committed = False
-            self._state = _State.CONTENT
+            self._to_content()
             self._line_start = False
             return
         self._unreadable_object("a JSON object that breaks off before its name")
@@ -485,7 +559,7 @@ class JsonCallStream(CallStream):
         if self._marker_held:
             self.event(EventName.UNPARSED_MARKUP, why, None)
         self._release_held()
-        self._state = _State.CONTENT
+        self._to_content()
 
     def _cut_object(self) -> bool:
         """A marker outside any string ends the object here. Returns whether it ended a

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
 from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
@@ -159,39 +159,40 @@ class CallStream(abc.ABC):
         self.recover = not parser.context.strict_parsing
         if markers is not None and not isinstance(markers, Markers):
             markers = Markers(markers)
-        self._markers = markers
-        self._scanner = MarkerScanner(markers) if markers is not None else None
-        self._none = self.request.tool_choice == "none"
+        self.__markers = markers
+        self.__scanner = MarkerScanner(markers) if markers is not None else None
+        self.__none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
-        self._out = _Output()
-        self._events: list[Event] = []
-        self._spans: list[list[int]] = []
-        self._gate = ContentGate()
-        self._gate_spans: list[list[int]] = []  # whitespace the gate holds back
-        self._pending: list[tuple[str, int]] = []
-        self._deferred: list[tuple[str, int]] = []
-        self._accounted = 0  # the end of the furthest text given a fate
-        self._position = 0
-        self._calls = 0
-        self._index = -1
-        self._args_open = False
-        self._args: list[str] = []
-        self._call_events: set[str] = set()  # the names of the open call's events
-        self._fast: _Search | None = None
-        self._fast_arguments = False
-        self._finished = False
-        self._failed = False
+        self.__out = _Output()
+        self.__events: list[Event] = []
+        self.__spans: list[list[int]] = []
+        self.__gate = ContentGate()
+        self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
+        self.__pending: list[tuple[str, int]] = []
+        self.__deferred: list[tuple[str, int]] = []
+        self.__accounted = 0  # the end of the furthest text given a fate
+        self.__position = 0
+        self.__calls = 0
+        self.__index = -1
+        self.__args_open = False
+        self.__args: list[str] = []
+        self.__call_events: set[str] = set()  # the names of the open call's events
+        self.__fast: _Search | None = None
+        self.__fast_arguments = False
+        self.__escape: Callable[[str], str] | None = None
+        self.__finished = False
+        self.__failed = False
 
     # -- the Stream protocol ------------------------------------------------------------
 
     @property
     def events(self) -> tuple[Event, ...]:
-        return tuple(self._events)
+        return tuple(self.__events)
 
     @property
     def framing(self) -> tuple[Span, ...]:
-        spans = sorted(self._spans)
+        spans = sorted(self.__spans)
         merged: list[list[int]] = []
         for start, end in spans:
             if merged and start <= merged[-1][1]:
@@ -206,34 +207,37 @@ class CallStream(abc.ABC):
         if type(text) is not str:
             msg = f"feed() takes the delta text as str, not {type(text).__name__}"
             raise TypeError(msg)
-        if self._finished:
+        if self.__finished:
             msg = "feed() after finish(): this stream's output has ended"
             raise RuntimeError(msg)
-        start = self._position
-        end = self._position = start + len(text)
-        scanner = self._scanner
+        start = self.__position
+        end = self.__position = start + len(text)
+        scanner = self.__scanner
         held_start, held = start, ""
         try:
-            fast = self._fast
+            fast = self.__fast
             if (
                 fast is not None
+                and text
                 and (scanner is None or not scanner.held)
                 and fast.search(text) is None
             ):
                 if scanner is not None:
                     scanner.skip(len(text))
-                if self._fast_arguments:
+                if self.__fast_arguments:
                     # The hot path: argument text with nothing in it to scan for.
-                    self._accounted = end
-                    self._add_span(start, end)
-                    self._args.append(text)
-                    return [Delta("", (ToolCallDelta(self._index, None, None, text),))]
+                    self.__accounted = end
+                    self.__add_span(start, end)
+                    if self.__escape is not None:
+                        text = self.__escape(text)
+                    self.__args.append(text)
+                    return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
                 self.content(text, start)
-                return self._out.take()
-            if self._failed:
+                return self.__out.take()
+            if self.__failed:
                 self.content(text, start)
-            elif self._none:
-                self._pass_through(text, start)
+            elif self.__none:
+                self.__pass_through(text, start)
             elif scanner is None:
                 self.on_text(text, start)
             else:
@@ -244,30 +248,30 @@ class CallStream(abc.ABC):
                     else:
                         self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
         except Exception as error:
-            self._fail(error, held + text, held_start)
-        return self._out.take()
+            self.__fail(error, held + text, held_start)
+        return self.__out.take()
 
     def finish(self) -> list[Delta]:
         """The output has ended: release everything still held back."""
-        if self._finished:
+        if self.__finished:
             return []
-        self._finished = True
+        self.__finished = True
         self.ending = True
-        scanner = self._scanner
-        if not self._failed and not self._none:
-            held_start = self._position if scanner is None else scanner.position
+        scanner = self.__scanner
+        if not self.__failed and not self.__none:
+            held_start = self.__position if scanner is None else scanner.position
             held = "" if scanner is None else scanner.held
             try:
                 if scanner is not None:
                     for segment in scanner.finish():
                         self.on_text(segment.text, segment.start)
                 self.on_end()
-                self._wind_up()
+                self.__wind_up()
             except Exception as error:
-                self._fail(error, held, held_start)
-        self._gate.finish()
-        self._drop_gate_spans()
-        return self._out.take()
+                self.__fail(error, held, held_start)
+        self.__gate.finish()
+        self.__drop_gate_spans()
+        return self.__out.take()
 
     # -- the hooks a family implements --------------------------------------------------
 
@@ -291,61 +295,61 @@ class CallStream(abc.ABC):
     @property
     def index(self) -> int | None:
         """The index of the open call, or ``None``."""
-        return self._index if self._index >= 0 else None
+        return self.__index if self.__index >= 0 else None
 
     @property
     def arguments_open(self) -> bool:
         """Whether the open call may still receive argument text."""
-        return self._args_open
+        return self.__args_open
 
     @property
     def calls(self) -> int:
         """How many calls were opened so far."""
-        return self._calls
+        return self.__calls
 
     def open_call(self, name: str, arguments: str = "", call_id: str | None = None) -> int:
         """Commit a call: its index, an id (``call_id``, or a fresh one in the parser's
         style) and its complete name, with any argument text already known. Whitespace
         that the content gate held before it was framing. Returns the index."""
-        if self._index >= 0:
+        if self.__index >= 0:
             self.close_call()
-        index = self._calls
-        self._calls = index + 1
-        self._index = index
-        self._args_open = True
-        self._args = [arguments] if arguments else []
-        self._call_events = set()
-        self._fast = None
-        self._gate.boundary()
-        self._drop_gate_spans()
+        index = self.__calls
+        self.__calls = index + 1
+        self.__index = index
+        self.__args_open = True
+        self.__args = [arguments] if arguments else []
+        self.__call_events = set()
+        self.__fast = None
+        self.__gate.boundary()
+        self.__drop_gate_spans()
         identifier = call_id if call_id is not None else self.parser.new_call_id()
-        self._out.pieces.append((index, identifier, name, arguments))
+        self.__out.pieces.append((index, identifier, name, arguments))
         return index
 
     def arguments(self, text: str) -> None:
         """Append argument text to the open call."""
         if not text:
             return
-        if not self._args_open:
+        if not self.__args_open:
             msg = "arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        self._args.append(text)
-        self._out.pieces.append((self._index, None, None, text))
+        self.__args.append(text)
+        self.__out.pieces.append((self.__index, None, None, text))
 
     def arguments_text(self) -> str:
         """The open call's argument text so far."""
-        text = "".join(self._args)
-        self._args = [text] if text else []
+        text = "".join(self.__args)
+        self.__args = [text] if text else []
         return text
 
     def end_arguments(self) -> None:
         """The open call gets no more argument text: content deferred while its
         arguments were open is released now, and later content right away."""
-        if not self._args_open:
+        if not self.__args_open:
             return
-        self._args_open = False
-        self._fast = None
-        deferred, self._deferred = self._deferred, []
+        self.__args_open = False
+        self.__fast = None
+        deferred, self.__deferred = self.__deferred, []
         for text, start in deferred:
             self.content(text, start)
 
@@ -353,16 +357,16 @@ class CallStream(abc.ABC):
         """The open call ends. Unless an event already says its arguments are
         defective (or ``check`` is false), arguments that are not a strict JSON
         object (DESIGN §4.3) record ``malformed-arguments``."""
-        index = self._index
+        index = self.__index
         if index < 0:
             return
         self.end_arguments()
-        if check and not self._call_events & _EXCUSED:
-            problem = json_object_problem("".join(self._args))
+        if check and not self.__call_events & _EXCUSED:
+            problem = json_object_problem("".join(self.__args))
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
-        self._index = -1
-        self._args = []
+        self.__index = -1
+        self.__args = []
 
     def event(
         self,
@@ -375,18 +379,18 @@ class CallStream(abc.ABC):
         """Record an event, on the open call unless ``call`` says otherwise; ``span``
         is the ``[start, end)`` of the output it is about, if known."""
         if call == _CURRENT:
-            call = self._index if self._index >= 0 else None
-        if call is not None and call == self._index:
-            self._call_events.add(name)
-        self._events.append(Event(name, call, detail, None if span is None else Span(*span)))
+            call = self.__index if self.__index >= 0 else None
+        if call is not None and call == self.__index:
+            self.__call_events.add(name)
+        self.__events.append(Event(name, call, detail, None if span is None else Span(*span)))
 
     def has_event(self, name: str, call: int | None = _CURRENT) -> bool:
         """Whether an event of that name was recorded on the call (default: the open one)."""
         if call == _CURRENT:
-            call = self._index if self._index >= 0 else None
-        if call is not None and call == self._index:
-            return name in self._call_events
-        return any(event.name == name and event.call_index == call for event in self._events)
+            call = self.__index if self.__index >= 0 else None
+        if call is not None and call == self.__index:
+            return name in self.__call_events
+        return any(event.name == name and event.call_index == call for event in self.__events)
 
     # -- what a family calls: content, framing, held text -------------------------------
 
@@ -396,24 +400,24 @@ class CallStream(abc.ABC):
         if not text:
             return
         end = start + len(text)
-        self._accounted = max(self._accounted, end)
-        if self._args_open:
-            self._deferred.append((text, start))
+        self.__accounted = max(self.__accounted, end)
+        if self.__args_open:
+            self.__deferred.append((text, start))
             return
-        released_before = self._gate.released
-        released = self._gate.text(text)
+        released_before = self.__gate.released
+        released = self.__gate.text(text)
         if not released:
-            self._hold_gate_span(start, end)
+            self.__hold_gate_span(start, end)
             return
         kept_end = start + len(text.rstrip(WHITESPACE))
         if released_before:
-            self._gate_spans = []
+            self.__gate_spans = []
         else:
-            self._drop_gate_spans()
-            self._add_span(start, kept_end - len(released))
+            self.__drop_gate_spans()
+            self.__add_span(start, kept_end - len(released))
         if kept_end < end:
-            self._gate_spans.append([kept_end, end])
-        self._out.pieces.append((_CONTENT, None, None, released))
+            self.__gate_spans.append([kept_end, end])
+        self.__out.pieces.append((_CONTENT, None, None, released))
 
     def reasoning(self, text: str, start: int) -> None:
         """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
@@ -421,41 +425,41 @@ class CallStream(abc.ABC):
         if not text:
             return
         self.frame(start, start + len(text))
-        self._out.pieces.append((_REASONING, None, None, text))
+        self.__out.pieces.append((_REASONING, None, None, text))
 
     def frame(self, start: int, end: int) -> None:
         """``[start, end)`` of the output is markup (markers, a call's body)."""
         if end <= start:
             return
-        self._accounted = max(self._accounted, end)
-        self._add_span(start, end)
+        self.__accounted = max(self.__accounted, end)
+        self.__add_span(start, end)
 
     def hold(self, text: str, start: int) -> None:
         """Text whose fate is not known yet; :meth:`settle` or :meth:`release` decides."""
         if not text:
             return
         end = start + len(text)
-        self._accounted = max(self._accounted, end)
-        self._pending.append((text, start))
+        self.__accounted = max(self.__accounted, end)
+        self.__pending.append((text, start))
 
     @property
     def held(self) -> str:
         """The text held so far."""
-        return "".join(text for text, _ in self._pending)
+        return "".join(text for text, _ in self.__pending)
 
     @property
     def holding(self) -> bool:
-        return bool(self._pending)
+        return bool(self.__pending)
 
     def settle(self) -> None:
         """The held text was framing."""
-        pending, self._pending = self._pending, []
+        pending, self.__pending = self.__pending, []
         for text, start in pending:
-            self._add_span(start, start + len(text))
+            self.__add_span(start, start + len(text))
 
     def release(self) -> None:
         """The held text was content, verbatim."""
-        pending, self._pending = self._pending, []
+        pending, self.__pending = self.__pending, []
         if not pending:
             return
         start = end = pending[0][1]
@@ -473,50 +477,54 @@ class CallStream(abc.ABC):
     def fast_content(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
         marker prefix held) is content as it stands: the hooks do not see it."""
-        self._fast = stop
-        self._fast_arguments = False
+        self.__fast = stop
+        self.__fast_arguments = False
 
-    def fast_arguments(self, stop: _Search) -> None:
+    def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing."""
-        if not self._args_open:
+        marker prefix held) is argument text of the open call, and framing: the delta
+        as it stands, or as ``escape`` writes it (a format whose string values are
+        not JSON text streams them through
+        :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
+        if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        self._fast = stop
-        self._fast_arguments = True
+        self.__fast = stop
+        self.__fast_arguments = True
+        self.__escape = escape
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""
-        self._fast = None
+        self.__fast = None
 
     # -- internals ------------------------------------------------------------------------
 
-    def _pass_through(self, text: str, start: int) -> None:
+    def __pass_through(self, text: str, start: int) -> None:
         """``tool_choice: "none"``: content, verbatim; the scanner only tells whether
         markup stood in it (event ``unparsed-markup``, once)."""
-        scanner = self._scanner
+        scanner = self.__scanner
         if (
             scanner is not None
-            and not self._events
+            and not self.__events
             and any(type(segment) is not Text for segment in scanner.feed(text))
         ):
             self.event(EventName.UNPARSED_MARKUP, 'tool_choice "none": markup is content', None)
         self.content(text, start)
 
-    def _wind_up(self) -> None:
+    def __wind_up(self) -> None:
         """What the family left open at the end of output."""
-        if self._index >= 0:
+        if self.__index >= 0:
             self.close_call()
         self.release()
 
-    def _fail(self, error: Exception, text: str, start: int) -> None:
+    def __fail(self, error: Exception, text: str, start: int) -> None:
         """An internal error: ``text`` (from offset ``start``: the step's text with what
         the scanner held before it) failed. What the step had decided stands; held text
         and the part of ``text`` not given a fate yet are content, and so is the rest of
         the output."""
-        self._failed = True
-        self._fast = None
-        self._scanner = None
+        self.__failed = True
+        self.__fast = None
+        self.__scanner = None
         self.ending = True
         name = f"{type(error).__name__}: {error}"
         logger.error(
@@ -525,37 +533,37 @@ class CallStream(abc.ABC):
             name,
         )
         try:
-            if self._index >= 0:
+            if self.__index >= 0:
                 self.end_arguments()
-                self._index = -1
-                self._args = []
+                self.__index = -1
+                self.__args = []
             self.event(EventName.INTERNAL_ERROR, name, None)
             self.release()
-            skip = max(0, min(self._accounted - start, len(text)))
+            skip = max(0, min(self.__accounted - start, len(text)))
             self.content(text[skip:], start + skip)
         except Exception:
-            self._out.pieces.append((_CONTENT, None, None, text))
+            self.__out.pieces.append((_CONTENT, None, None, text))
 
-    def _add_span(self, start: int, end: int) -> None:
+    def __add_span(self, start: int, end: int) -> None:
         """Record framing; spans are merged with the last one when they touch, and
         sorted (once) when read."""
         if end <= start:
             return
-        spans = self._spans
+        spans = self.__spans
         if spans and spans[-1][1] == start:
             spans[-1][1] = end
         else:
             spans.append([start, end])
 
-    def _hold_gate_span(self, start: int, end: int) -> None:
-        spans = self._gate_spans
+    def __hold_gate_span(self, start: int, end: int) -> None:
+        spans = self.__gate_spans
         if spans and spans[-1][1] == start:
             spans[-1][1] = end
         else:
             spans.append([start, end])
 
-    def _drop_gate_spans(self) -> None:
+    def __drop_gate_spans(self) -> None:
         """Whitespace the gate held was framing."""
-        spans, self._gate_spans = self._gate_spans, []
+        spans, self.__gate_spans = self.__gate_spans, []
         for start, end in spans:
-            self._add_span(start, end)
+            self.__add_span(start, end)

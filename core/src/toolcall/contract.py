@@ -30,12 +30,14 @@ calls does not matter):
    output outside it equals the content modulo whitespace;
 6. after each ``feed``, content covers the non-framing output so far, modulo
    whitespace, except for a held-back tail of fewer non-whitespace characters than
-   the longest marker, or a tail that starts with a marker (a candidate call that
-   may still turn out to be unreadable markup, which may be held until
-   ``finish``), or one that starts inside the span of an ``unparsed-markup`` event
-   (markup the stream read and returned as content: formats without start
-   markers); a call is announced by the end of the step in which its framing
-   ends;
+   the longest marker, or a tail that starts with a marker or with one of the
+   parser's ``unmarked_starts`` (a candidate call that may still turn out to be
+   unreadable markup or prose, which may be held until ``finish``), or one that
+   starts inside the span of an ``unparsed-markup`` event (markup the stream read
+   and returned as content: formats without start markers), or content after the
+   last call announced so far while no content after that call was released yet
+   (it may wait until the call's arguments end: clause 2 wins over 6); a call is
+   announced by the end of the step in which its framing ends;
 7. see :func:`check_cost`.
 
 Clause 6 needs to know which framing holds which call. Calls are not positioned
@@ -62,7 +64,7 @@ from types import FrameType
 from typing import Any
 
 from toolcall.parser import Parser
-from toolcall.types import Delta, Event, Parsed, Span, ToolCall
+from toolcall.types import Delta, Event, Parsed, Span, ToolCall, is_blank
 
 __all__ = [
     "CLAUSES",
@@ -155,7 +157,7 @@ class DeltaChecker:
 
     Use it beside a live stream::
 
-        checker = DeltaChecker(parser.markers)
+        checker = DeltaChecker(parser.markers, openers=parser.unmarked_starts)
         for text in engine_steps:
             checker.observe(text, stream.feed(text))
         checker.finish(stream.finish(), events=stream.events, framing=stream.framing)
@@ -167,8 +169,12 @@ class DeltaChecker:
     markers' length); ``finish`` is linear in the output.
     """
 
-    def __init__(self, markers: Iterable[str], *, promptness: bool = True) -> None:
+    def __init__(
+        self, markers: Iterable[str], *, promptness: bool = True, openers: Iterable[str] = ()
+    ) -> None:
         self.markers: tuple[str, ...] = tuple(dict.fromkeys(m for m in markers if m))
+        #: Strings that may begin a call without a start marker (``Parser.unmarked_starts``).
+        self.openers: tuple[str, ...] = tuple(dict.fromkeys(o for o in openers if o))
         self.promptness = promptness
         self._hold = max((len(m) for m in self.markers), default=1) - 1
         self._text: list[str] = []
@@ -232,7 +238,7 @@ class DeltaChecker:
         self._take(final_deltas)
         content = "".join(self._content)
         self._parsed = Parsed(
-            content=content if content.strip() else None,
+            content=None if is_blank(content) else content,
             tool_calls=tuple(
                 ToolCall(call.id, call.name, "".join(call.arguments))
                 for _, call in sorted(self._calls.items())
@@ -369,6 +375,7 @@ class _Final:
         self.lost()
         if self.c.promptness:
             self.unparsed = self.unparsed_spans()
+            self.placed = self.placements()
             self.prompt_content()
             self.prompt_calls()
 
@@ -549,9 +556,23 @@ class _Final:
         return _show(self.text[offset:stop].rstrip())
 
     # clause 6
+    def placements(self) -> list[tuple[int, int]]:
+        """Each call's framing block and name position (see the module docstring),
+        ``(-1, -1)`` where it cannot be placed (nor can the calls before it)."""
+        found: list[tuple[int, int]] = [(-1, -1)] * len(self.calls)
+        limit = len(self.text)
+        for number in range(len(self.calls) - 1, -1, -1):
+            block, at = self.place(self.calls[number].name, limit)
+            if block < 0:
+                break
+            found[number] = (block, at)
+            limit = at
+        return found
+
     def prompt_content(self) -> None:
         c = self.c
         counts = array("q", accumulate((0 if ch.isspace() else 1 for ch in self.text), initial=0))
+        announced = [call.announced for call in self.calls]
         for step in range(self.feeds):
             shown, end = c._shown[step], c._ends[step]
             behind = bisect_left(self.outside, end)
@@ -560,10 +581,12 @@ class _Final:
             held = self.outside[shown]
             if counts[end] - counts[held] <= c._hold:
                 continue  # a possible marker prefix
-            if any(self.text.startswith(marker, held) for marker in c.markers):
+            if any(self.text.startswith(marker, held) for marker in (*c.markers, *c.openers)):
                 continue  # a candidate call, possibly unreadable markup
             if self.in_unparsed(held):
                 continue  # markup the stream read, then returned as content
+            if self.inside_open_call(step, shown, held, announced):
+                continue
             c.report(
                 6,
                 "content",
@@ -591,15 +614,23 @@ class _Final:
         at = bisect_right(starts, offset) - 1
         return at >= 0 and offset < ends[at]
 
+    def inside_open_call(self, step: int, shown: int, held: int, announced: list[int]) -> bool:
+        """Whether the held content may wait for a call's arguments to end (clause 2
+        wins over 6): the last call announced by ``step`` stands before it, and no
+        content after that call was released yet."""
+        latest = bisect_right(announced, step) - 1
+        if latest < 0:
+            return False
+        at = self.placed[latest][1]
+        released_before = shown == 0 or self.outside[shown - 1] < at
+        return 0 <= at < held and released_before
+
     def prompt_calls(self) -> None:
         c = self.c
         feed_ends = c._ends[: self.feeds]
-        limit = len(self.text)
-        for call in reversed(self.calls):
-            block, at = self.place(call.name, limit)
+        for call, (block, _) in zip(reversed(self.calls), reversed(self.placed), strict=True):
             if block < 0:
                 return  # unplaced: no sound bound for this call or the ones before
-            limit = at
             ended = bisect_left(feed_ends, self.blocks[block][1])
             if ended < self.feeds and call.announced > ended:
                 when = (
@@ -629,7 +660,7 @@ class _Final:
 
 
 def _normal(content: str | None) -> str | None:
-    return content if content is not None and content.strip() else None
+    return None if content is None or is_blank(content) else content
 
 
 def compare_parses(streamed: Parsed, reference: Parsed) -> list[Violation]:
@@ -685,7 +716,7 @@ def _run(
         msg = f"{len(token_ids)} token id lists for {len(steps)} steps"
         raise ValueError(msg)
     stream = parser.stream()
-    checker = DeltaChecker(parser.markers, promptness=promptness)
+    checker = DeltaChecker(parser.markers, promptness=promptness, openers=parser.unmarked_starts)
     for number, text in enumerate(steps):
         ids = token_ids[number] if token_ids is not None else ()
         checker.observe(text, stream.feed(text, ids))

@@ -161,6 +161,8 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self.__markers = markers
         self.__scanner = MarkerScanner(markers) if markers is not None else None
+        #: A delta with a character some marker starts with never takes a fast path.
+        self.__marker_first = markers.first if markers is not None else None
         self.__none = self.request.tool_choice == "none"
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
@@ -221,6 +223,7 @@ class CallStream(abc.ABC):
                 and text
                 and (scanner is None or not scanner.held)
                 and fast.search(text) is None
+                and (self.__marker_first is None or self.__marker_first.search(text) is None)
             ):
                 if scanner is not None:
                     scanner.skip(len(text))
@@ -451,6 +454,11 @@ class CallStream(abc.ABC):
     def holding(self) -> bool:
         return bool(self.__pending)
 
+    @property
+    def held_start(self) -> int | None:
+        """The offset of the first held character, or ``None``."""
+        return self.__pending[0][1] if self.__pending else None
+
     def settle(self) -> None:
         """The held text was framing."""
         pending, self.__pending = self.__pending, []
@@ -476,15 +484,16 @@ class CallStream(abc.ABC):
 
     def fast_content(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is content as it stands: the hooks do not see it."""
+        marker prefix held, nor a character a marker starts with) is content as it
+        stands: the hooks do not see it."""
         self.__fast = stop
         self.__fast_arguments = False
 
     def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing: the delta
-        as it stands, or as ``escape`` writes it (a format whose string values are
-        not JSON text streams them through
+        marker prefix held, nor a character a marker starts with) is argument text of
+        the open call, and framing: the delta as it stands, or as ``escape`` writes it
+        (a format whose string values are not JSON text streams them through
         :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"

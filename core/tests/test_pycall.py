@@ -676,3 +676,73 @@ def steps(text: str, size: int = 3) -> list[str]:
 )
 def test_cost_per_delta_does_not_grow(label: str, make_output: Any) -> None:
     assert check_cost(make(), make_output) == [], label
+
+
+# -- the machine around the reader ---------------------------------------------------------
+
+
+class MarkedLines(CallStream):
+    """One call per line between ``<calls>`` and ``</calls>``; the rest content."""
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser, markers=("<calls>", "</calls>"))
+        self.reader: PyCallReader | None = None
+
+    def on_marker(self, marker: str, start: int) -> None:
+        if marker == "<calls>":
+            self.hold(marker, start)
+            self.reader = PyCallReader(self, lines=True)
+        elif self.reader is not None:
+            accepted = self.reader.accepted
+            self.reader.end(marker=True)
+            self.reader = None
+            if accepted:
+                self.frame(start, start + len(marker))
+            else:
+                self.content(marker, start)
+        else:
+            self.content(marker, start)
+
+    def on_text(self, text: str, start: int) -> None:
+        if self.reader is None:
+            self.content(text, start)
+            return
+        taken = self.reader.feed(text, start)
+        if taken < len(text):
+            self.content(text[taken:], start + taken)
+
+    def on_end(self) -> None:
+        if self.reader is not None:
+            self.reader.end()
+
+
+class MarkedParser(Parser):
+    name = "test_pycall_marked"
+    markers = ("<calls>", "</calls>")
+
+    def stream(self) -> MarkedLines:
+        return MarkedLines(self)
+
+
+def test_a_fast_path_never_skips_a_marker() -> None:
+    """Inside a string the reader lets plain text skip it; a delta that holds a marker
+    still reaches the family (the machine checks markers' first characters)."""
+    text = "<calls>f(a='x y</calls>z"
+    parser = MarkedParser()
+    for steps in ([text], list(text), ["<calls>f(a='x", " y</calls>", "z"]):
+        stream = parser.stream()
+        deltas = [delta for step in steps for delta in stream.feed(step)] + stream.finish()
+        parsed = assemble(deltas, events=stream.events)
+        assert calls(parsed) == [("f", '{"a": "x y')]
+        assert parsed.content == "z"
+        assert EventName.MALFORMED_ARGUMENTS in names(parsed)  # the block ended inside it
+
+
+def test_the_reader_names_held_text_the_family_held_first() -> None:
+    """A block that turns out not to hold calls is content from its marker on, and the
+    unparsed-markup span says so (the contract lets it be held until then)."""
+    parsed = parse_everywhere(MarkedParser(), "<calls>not a call</calls>")
+    assert parsed.content == "<calls>not a call</calls>"
+    [event] = [e for e in parsed.events if e.name == EventName.UNPARSED_MARKUP]
+    assert event.span is not None
+    assert event.span.start == 0

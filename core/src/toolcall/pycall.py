@@ -136,8 +136,10 @@ _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
 _OCTAL = frozenset("01234567")
 _DIGITS = frozenset("0123456789")
 _HEX = frozenset("0123456789abcdefABCDEF")
-#: Characters after a quote with which Python could go on (so the quote closed).
-_PYTHON_GOES_ON = frozenset(".[(+-*/%<>=!&|^@~#;\\")
+#: Characters after a quote with which Python could go on (so the quote closed), and
+#: the punctuation that ends a value anywhere (a bracket of another kind is a defect
+#: after the string, not text of it).
+_PYTHON_GOES_ON = frozenset(".[(+-*/%<>=!&|^@~#;\\,:)]}")
 _STRING_PREFIXES = frozenset({"r", "u", "f", "fr", "rf", "b", "br", "rb"})
 _WORDS: Final[dict[str, object]] = {"True": True, "False": False, "None": None}
 _JSON_WORDS: Final[dict[str, object]] = {"true": True, "false": False, "null": None}
@@ -267,7 +269,6 @@ class PyCallReader:
         self._skip_from = 0  # where the unreadable markup being skipped starts
         self._skip_detail = ""
         self._skip_call: int | None = None
-        self._held_at = 0  # where the text held for the reader starts
         self._base = 0  # the output offset of the text being read
         self._end = 0  # the output offset after the last text read
         self._accepted = False
@@ -307,8 +308,9 @@ class PyCallReader:
         self._fast_path()
         return i
 
-    def end(self) -> None:
-        """The text has ended (the output, or at the family's end marker)."""
+    def end(self, *, marker: bool = False) -> None:
+        """The text has ended: the output, or (``marker``) the family's end marker,
+        which makes a call still open ``malformed-arguments`` rather than ``truncated``."""
         if self._done:
             return
         s = self._s
@@ -322,7 +324,10 @@ class PyCallReader:
         if state is _S.SKIP:
             self._skip_done(self._end)
         if self._index is not None and state is not _S.CALL_END:
-            s.event(EventName.TRUNCATED, "the output ended inside the call")
+            if marker:
+                s.event(EventName.MALFORMED_ARGUMENTS, "the end marker came before the call's )")
+            else:
+                s.event(EventName.TRUNCATED, "the output ended inside the call")
             index = self._index
             s.close_call()
             self._index = None
@@ -405,7 +410,8 @@ class PyCallReader:
             self._s.release()
             self._finish()
             return i
-        origin = self._held_at if self._s.holding else self._base + i
+        held = self._s.held_start
+        origin = self._base + i if held is None else held
         self._s.release()
         self._start_skip([], stop=",]", outer="", quote="", then=_S.AFTER_CALL)
         self._skipped(origin, "a list element that is not a call is content", None)
@@ -515,7 +521,8 @@ class PyCallReader:
             s.event(EventName.RESERVED_WORD, f"{key}= read as a keyword argument")
         if key in self._keys:
             s.event(EventName.DUPLICATE_KEY, f"{key!r} again: the first value is kept")
-            origin = self._held_at
+            held = s.held_start
+            origin = self._base + i if held is None else held
             s.release()
             self._start_skip([], stop=",)", outer="" if self._lines else "]", quote="")
             self._skip_then = _S.AFTER_VALUE
@@ -1035,7 +1042,8 @@ class PyCallReader:
         s.event(EventName.MALFORMED_ARGUMENTS, detail)
         s.slow()
         index = self._index
-        origin = self._held_at if s.holding else self._base + i
+        held = s.held_start
+        origin = self._base + i if held is None else held
         s.close_call()
         self._index = None
         s.release()
@@ -1125,7 +1133,8 @@ class PyCallReader:
         """``[origin, end)`` (by default: from the held text) was read as possible
         markup and is content: ``unparsed-markup``, with its span."""
         if origin is None:
-            origin = self._held_at if self._s.holding else end
+            held = self._s.held_start
+            origin = end if held is None else held
         if end > origin:
             self._s.event(EventName.UNPARSED_MARKUP, detail, call, span=(origin, end))
 
@@ -1143,8 +1152,6 @@ class PyCallReader:
 
     def _hold(self, text: str, start: int) -> None:
         """Text whose fate is not decided yet (the stream holds it)."""
-        if not self._s.holding:
-            self._held_at = start
         self._s.hold(text, start)
 
     def _whitespace(self, text: str, i: int, base: int, *, hold: bool) -> int:

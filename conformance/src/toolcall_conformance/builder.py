@@ -35,6 +35,9 @@ __all__ = [
     "add_build_arguments",
     "build_case",
     "build_case_from_ids",
+    "build_corpus_case",
+    "expected_parse",
+    "request_body",
     "run_build",
     "write_corpus",
 ]
@@ -346,3 +349,50 @@ def write_corpus(
         print(f"stale: {path}", file=sys.stderr)
     print(f"{len(cases)} {label} cases {'checked' if args.check else 'written'}")
     return 1 if stale else 0
+
+
+# -- what corpus scripts share ------------------------------------------------------------
+
+
+def request_body(
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: object = "auto",
+    parallel_tool_calls: bool | None = None,
+) -> dict[str, Any]:
+    """A case's ``request``: ``parallel_tool_calls`` only when given."""
+    request: dict[str, Any] = {"tools": list(tools), "tool_choice": tool_choice}
+    if parallel_tool_calls is not None:
+        request["parallel_tool_calls"] = parallel_tool_calls
+    return request
+
+
+def expected_parse(
+    content: str | None,
+    calls: Iterable[tuple[str, Mapping[str, Any] | str]],
+    *,
+    recoveries: Sequence[str] = (),
+    grammar: str | None = None,
+) -> dict[str, Any]:
+    """A case's ``expected``: content, ``(name, arguments)`` calls (arguments as a JSON
+    object, or as exact text), and the recoveries and grammar verdict when given."""
+    expected: dict[str, Any] = {
+        "content": content,
+        "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+    }
+    if recoveries:
+        expected["recoveries"] = list(recoveries)
+    if grammar is not None:
+        expected["grammar"] = grammar
+    return expected
+
+
+def build_corpus_case(
+    root: Path, *, tokenizer: str, parser: str, slug: str, **fields: Any
+) -> tuple[Path, dict[str, Any]]:
+    """:func:`build_case` for a shipped corpus: the id ``PARSER/TOKENIZER/SLUG`` and the
+    file ``root/PARSER/TOKENIZER/SLUG.json`` (``fields``: text, request, provenance,
+    expected, finish_reason)."""
+    data = build_case(
+        tokenizer=tokenizer, parser=parser, case_id=f"{parser}/{tokenizer}/{slug}", **fields
+    )
+    return root / parser / tokenizer / f"{slug}.json", data

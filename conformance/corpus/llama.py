@@ -41,7 +41,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import (
+    build_corpus_case,
+    expected_parse,
+    request_body,
+    write_corpus,
+)
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 L3 = "llama3_json"
@@ -178,8 +183,8 @@ def llama4_pythonic_turn(content: str, calls: list[tuple[str, dict[str, Any]]]) 
 
 # -- cases ----------------------------------------------------------------------------------
 
-#: Each case's file and the call that builds it.
-CASES: list[tuple[Path, Callable[[], dict[str, Any]]]] = []
+#: The calls that build each case (and give its file).
+CASES: list[Callable[[], tuple[Path, dict[str, Any]]]] = []
 
 
 def case(
@@ -201,39 +206,24 @@ def case(
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
 ) -> None:
-    request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
-    request["tool_choice"] = tool_choice
-    if parallel_tool_calls is not None:
-        request["parallel_tool_calls"] = parallel_tool_calls
     provenance: dict[str, Any] = {"kind": kind, "source": source}
     provenance["model"] = model or (LLAMA31_MODEL if tokenizer == LLAMA31 else LLAMA4_MODEL)
     if notes:
         provenance["notes"] = notes
-    expected: dict[str, Any] = {
-        "content": content,
-        "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
-    }
-    if recoveries:
-        expected["recoveries"] = list(recoveries)
-    if grammar is not None:
-        expected["grammar"] = grammar
     # Built (tokenized) only when the corpus is written or checked.
-    CASES.append(
-        (
-            ROOT / parser / tokenizer / f"{slug}.json",
-            functools.partial(
-                build_case,
-                tokenizer=tokenizer,
-                parser=parser,
-                text=text,
-                request=request,
-                provenance=provenance,
-                expected=expected,
-                finish_reason=finish_reason,
-                case_id=f"{parser}/{tokenizer}/{slug}",
-            ),
-        )
+    build = functools.partial(
+        build_corpus_case,
+        ROOT,
+        tokenizer=tokenizer,
+        parser=parser,
+        slug=slug,
+        text=text,
+        request=request_body(tools if tools is not None else ALL, tool_choice, parallel_tool_calls),
+        provenance=provenance,
+        expected=expected_parse(content, calls, recoveries=recoveries, grammar=grammar),
+        finish_reason=finish_reason,
     )
+    CASES.append(build)
 
 
 def l3(slug: str, text: str, **kw: Any) -> None:
@@ -1013,7 +1003,7 @@ py(
 
 
 def main(argv: list[str] | None = None) -> int:
-    return write_corpus(((path, build()) for path, build in CASES), argv, label="Llama")
+    return write_corpus((build() for build in CASES), argv, label="Llama")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,7 @@ class PythonicCallStream(CallStream):
             return
         in_calls = state is _State.AFTER
         if state is _State.CALLS and reader is not None:
-            reader.end()
+            reader.end(marker=True)  # a call still open is cut by the marker: malformed
             in_calls = reader.accepted
             self._reader = None
         elif state is _State.AFTER:

@@ -210,8 +210,8 @@ def test_the_function_envelope() -> None:
     assert calls(parsed) == [("get_time", '{"tz": "UTC"}')]
     assert events_of(parsed) == [("ignored-member", 0), ("function-envelope", 0)]
     # Strict: "function" is an ignored member, and the object is held as a possible call
-    # (a name may still follow it) until it closes without one.
-    strict = parse(text, make_parser(strict_parsing=True), promptness=False)
+    # (a name may still follow it) until it closes without one ("{" is an unmarked start).
+    strict = parse(text, make_parser(strict_parsing=True))
     assert strict.content == text
     assert strict.tool_calls == ()
 

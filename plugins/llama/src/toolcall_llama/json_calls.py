@@ -113,6 +113,8 @@ class Llama3JsonParser(Parser):
 
     name: ClassVar[str] = "llama3_json"
     markers: ClassVar[tuple[str, ...]] = MARKERS
+    #: A call (or, as a recovery, a list of calls) may start without a marker.
+    unmarked_starts: ClassVar[tuple[str, ...]] = ("{", "[")
     summary: ClassVar[str] = (
         'Llama 3.1 / 3.2 / 3.3 JSON: [<|python_tag|>]{"name": ..., "parameters": ...}; ...'
     )

@@ -63,6 +63,8 @@ class Llama4PythonicParser(Parser):
 
     name: ClassVar[str] = "llama4_pythonic"
     markers: ClassVar[tuple[str, ...]] = MARKERS
+    #: A list of calls may start without a marker.
+    unmarked_starts: ClassVar[tuple[str, ...]] = ("[",)
     summary: ClassVar[str] = (
         'Llama 4 pythonic: [<|python_start|>][get_weather(city="Paris"), ...][<|python_end|>]'
     )

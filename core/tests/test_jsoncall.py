@@ -40,7 +40,7 @@ def read(
         for item in reader.feed(piece):
             if item.kind is ItemKind.ARGUMENTS:
                 arguments.append(item.value)
-            else:
+            elif item.kind not in (ItemKind.MEMBER, ItemKind.VALUE):
                 items.append((item.kind.value, item.value))
             if item.kind in (ItemKind.CLOSE, ItemKind.BREAK):
                 rest += piece[item.end :]
@@ -173,3 +173,32 @@ _CALLS = [
 )
 def test_every_split_reads_alike(text: str, cuts: list[int], recover: bool) -> None:
     assert read(text, recover=recover, pieces=split_at(text, cuts)) == read(text, recover=recover)
+
+
+def test_after_the_name_a_member_it_cannot_read_is_skipped() -> None:
+    items, arguments, state, _ = read('{"name": "f", "f", "parameters": {"a": 1}}')
+    assert ("event", "ignored-member") in items
+    assert arguments == '{"a": 1}'
+    assert state is ReaderState.CLOSED
+    items, _, state, _ = read('{"name": "f", "\\q": 1, "parameters": {}}', recover=False)
+    assert ("event", "ignored-member") in items
+    assert state is ReaderState.CLOSED
+    # Before the name, the object is not a call: it breaks.
+    _, _, state, _ = read('{"f", "name": "f"}')
+    assert state is ReaderState.BROKEN
+
+
+def test_members_and_values_say_where_they_start() -> None:
+    text = '{"name": "f", "parameters": {}}'
+    reader = CallObjectReader(KEYS, recover=True)
+    starts = [
+        (item.kind.value, item.end)
+        for item in reader.feed(text)
+        if item.kind in (ItemKind.MEMBER, ItemKind.VALUE)
+    ]
+    assert starts == [
+        ("member", text.index('"name"')),
+        ("value", text.index('"f"')),
+        ("member", text.index('"parameters"')),
+        ("value", text.index("{}")),
+    ]

@@ -294,7 +294,9 @@ class ValueScanner:
 
 
 class ItemKind(enum.Enum):
+    MEMBER = "member"  # a member's key starts here
     KEY = "key"  # a member's key (``value``), before its value
+    VALUE = "value"  # a member's value starts here
     NAME = "name"  # the name string closed (``value``: the name)
     ARGUMENTS = "arguments"  # argument text (``value``)
     EVENT = "event"  # ``value``: the event name, ``detail``
@@ -305,7 +307,8 @@ class ItemKind(enum.Enum):
 @dataclass(frozen=True, slots=True)
 class Item:
     """Something the reader met. ``end`` is the offset in the fed chunk just past it
-    (for ``BREAK``: where the unreadable text starts)."""
+    (for ``BREAK``: where the unreadable text starts; for ``MEMBER`` and ``VALUE``:
+    where the key or the value starts)."""
 
     kind: ItemKind
     end: int
@@ -446,6 +449,7 @@ class CallObjectReader:
                 return pos + 1
         elif state is ReaderState.KEY:
             if char == '"' or (char == "'" and self._recover):
+                items.append(Item(ItemKind.MEMBER, pos))
                 self._begin_string(ReaderState.KEY_STRING)
                 return pos
             if char == "}":  # an empty object, or a trailing comma
@@ -454,6 +458,12 @@ class CallObjectReader:
             if char == ":":
                 self.state = ReaderState.VALUE
                 return pos + 1
+            if self.name is not None and char in ",}":
+                # A key with no value, after the name: the call stands, the key is
+                # skipped like any member it does not read.
+                items.append(_event(EventName.IGNORED_MEMBER, pos, f"a key {self._key!r} alone"))
+                self.state = ReaderState.NEXT
+                return pos
         elif state is ReaderState.VALUE:
             return self._value_start(char, pos, items)
         elif state is ReaderState.NEXT:
@@ -481,6 +491,7 @@ class CallObjectReader:
         self._string = []
 
     def _value_start(self, char: str, pos: int, items: list[Item]) -> int:
+        items.append(Item(ItemKind.VALUE, pos))
         key = self._key
         if key == "name" and self.name is None:
             if char == '"' or (char == "'" and self._recover):
@@ -552,6 +563,10 @@ class CallObjectReader:
             value = json.loads("".join(self._string))
         except ValueError:
             value = None
+        if state is ReaderState.KEY_STRING and not isinstance(value, str) and self.name is not None:
+            # A key that is no JSON string, after the name: its member is skipped.
+            items.append(_event(EventName.IGNORED_MEMBER, end, "a key that is not a JSON string"))
+            value = "\x00"  # no member's name: the value is skipped as well
         if not isinstance(value, str) or (state is ReaderState.NAME and not value):
             self.state = ReaderState.BROKEN
             items.append(Item(ItemKind.BREAK, end))

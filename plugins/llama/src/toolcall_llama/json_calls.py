@@ -197,6 +197,9 @@ class JsonCallStream(CallStream):
         self._head = _Head.FREE
         self._committed = False
         self._rejected = False  # the object is content (it is read on to find its end)
+        #: A committed call's member is read up to its value: its key is held, and is
+        #: content if the call ends before the value starts.
+        self._member_held = False
         self._marker_held = False  # a start marker is held with the object
         self._early_arguments: list[str] = []  # argument text before the name
         self._early_events: list[tuple[str, str]] = []
@@ -229,10 +232,7 @@ class JsonCallStream(CallStream):
         elif state is _State.OPENED:
             self._unreadable_run()
         elif state is _State.LISTED:
-            if self._marker_held:
-                self._unreadable_run()
-            else:
-                self._release_held()
+            self._release_held()
         if self._in_list and in_run:
             self._list_unclosed()
         self._to_content()
@@ -400,14 +400,16 @@ class JsonCallStream(CallStream):
 
     def _unreadable_run(self) -> None:
         """A start marker not followed by a call object: it is content, verbatim."""
-        self.event(EventName.UNPARSED_MARKUP, "a start marker with no call object", None)
-        self._release_held()
+        self._release_held("a start marker with no call object")
         self._to_content()
 
-    def _release_held(self) -> None:
-        """What is held was content after all, verbatim."""
+    def _release_held(self, why: str = "a start marker with no call after it") -> None:
+        """What is held was content after all, verbatim (a held start marker too: then
+        ``unparsed-markup`` says why content holds it)."""
         held = self.held
-        if not self._marker_held:
+        if self._marker_held:
+            self.event(EventName.UNPARSED_MARKUP, why, None)
+        else:
             self._note_markup(held)
         self._marker_held = False
         self.release()
@@ -425,6 +427,7 @@ class JsonCallStream(CallStream):
         self._head = head
         self._committed = False
         self._rejected = False
+        self._member_held = False
         self._early_arguments = []
         self._early_events = []
         self.slow()
@@ -454,7 +457,7 @@ class JsonCallStream(CallStream):
         while undecided."""
         if not text:
             return
-        if self._committed:
+        if self._committed and not self._member_held:
             self.frame(start, start + len(text))
         elif self._rejected:
             self._content(text, start)
@@ -467,7 +470,13 @@ class JsonCallStream(CallStream):
             if kind in (ItemKind.CLOSE, ItemKind.BREAK):
                 self._to_content()
             return
-        if kind is ItemKind.ARGUMENTS:
+        if kind is ItemKind.MEMBER:
+            self._member_held = self._committed
+        elif kind is ItemKind.VALUE:
+            if self._member_held:
+                self._member_held = False
+                self.settle()
+        elif kind is ItemKind.ARGUMENTS:
             if self._committed:
                 self.arguments(item.value)
             else:
@@ -536,6 +545,9 @@ class JsonCallStream(CallStream):
     def _close_object(self) -> None:
         reader = self._reader
         assert reader is not None
+        if self._member_held:  # a key alone (an ignored member) before the "}"
+            self._member_held = False
+            self.settle()
         if not self._committed:
             self._unreadable_object("a JSON object with no name")
             return
@@ -550,6 +562,7 @@ class JsonCallStream(CallStream):
         content (a committed call keeps what it has)."""
         del at, start
         if self._committed:
+            self._release_member()
             self.close_call()
             self._committed = False
             self._to_content()
@@ -558,9 +571,7 @@ class JsonCallStream(CallStream):
         self._unreadable_object("a JSON object that breaks off before its name")
 
     def _unreadable_object(self, why: str) -> None:
-        if self._marker_held:
-            self.event(EventName.UNPARSED_MARKUP, why, None)
-        self._release_held()
+        self._release_held(why)
         self._to_content()
 
     def _cut_object(self) -> bool:
@@ -573,6 +584,7 @@ class JsonCallStream(CallStream):
         if not self._committed:
             self._unreadable_object("a call object cut off by a marker")
             return False
+        self._release_member()
         for item in reader.cut():
             self.arguments(item.value)
         if reader.arguments_seen and not reader.arguments_done:
@@ -582,6 +594,12 @@ class JsonCallStream(CallStream):
         self.close_call()
         self._committed = False
         return True
+
+    def _release_member(self) -> None:
+        """The call ends inside a member's key: the key read so far is content."""
+        if self._member_held:
+            self._member_held = False
+            self._release_held()
 
     def _end_object(self) -> None:
         """The output ended inside an object."""
@@ -593,6 +611,7 @@ class JsonCallStream(CallStream):
         if not self._committed:
             self._unreadable_object("a call object cut off by the end of the output")
             return
+        self._release_member()
         for item in items:
             self.arguments(item.value)
         if reader.arguments_done:

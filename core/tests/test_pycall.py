@@ -632,13 +632,19 @@ def test_a_one_megabyte_string_value() -> None:
     assert calls(parsed) == [("f", json.dumps({"a": value}))]
 
 
-def test_deep_nesting_is_a_defect_not_a_recursion_error() -> None:
-    depth = 100_000
+def test_deep_nesting_never_raises_a_recursion_error() -> None:
+    # Deeper than MAX_DEPTH: a defect; the nesting is content and the next call parses.
+    depth = MAX_DEPTH + 1
     parsed = make().parse("[f(a=" + "[" * depth + "]" * depth + "), g(b=1)]")
     assert calls(parsed) == [("f", '{"a": '), ("g", '{"b": 1}')]
     assert parsed.content == "[" * depth + "]" * depth
-    allowed = "[f(a=" + "[" * MAX_DEPTH + "]" * MAX_DEPTH + ")]"
-    assert json.loads(make().parse(allowed).tool_calls[0].arguments)["a"] is not None
+    # Deeper than json.loads reads back: emitted whole, malformed-arguments.
+    parsed = make().parse("[f(a=" + "[" * 5000 + "]" * 5000 + ")]")
+    assert calls(parsed) == [("f", '{"a": ' + "[" * 5000 + "]" * 5000 + "}")]
+    assert names(parsed) == {EventName.MALFORMED_ARGUMENTS}
+    # Shallower: clean.
+    parsed = make().parse("[f(a=" + "[" * 500 + "]" * 500 + ")]")
+    assert parsed.events == ()
 
 
 def test_dumps_agrees_with_json_dumps_and_never_recurses() -> None:

@@ -80,10 +80,11 @@ __all__ = ["MAX_DEPTH", "MAX_NAME", "PyCallReader", "dumps"]
 
 #: A call name or keyword longer than this is not one.
 MAX_NAME: Final = 256
-#: Containers nested deeper than this in a value are a defect: Python's own parser
-#: stops at 200 levels, and ``json.loads`` (which a client runs on the arguments)
-#: not much later.
-MAX_DEPTH: Final = 200
+#: Containers nested deeper than this in a value are a defect (a guard against
+#: absurd input; nothing here recurses). A value nested deeper than ``json.loads``
+#: reads back (about 1,000 levels) is emitted and, as any arguments that do not
+#: read as a JSON object, recorded ``malformed-arguments`` when the call closes.
+MAX_DEPTH: Final = 100_000
 #: An escape sequence longer than this (``\N{...}``) is invalid.
 _MAX_ESCAPE: Final = 100
 #: Python whitespace between tokens inside brackets.

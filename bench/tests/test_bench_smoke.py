@@ -69,12 +69,32 @@ def test_every_size_is_fed_one_and_four_tokens_per_delta_to_every_driver(
             assert stream["deltas"] == math.ceil(stream["tokens"] / stream["tokens_per_delta"])
             assert set(stream["drivers"]) == set(DRIVERS)
             assert stream["rounds"] == SMOKE.rounds.least
-            for driver in stream["drivers"].values():
+            for key, driver in stream["drivers"].items():
+                if key == "builtin" and parser["builtin_unavailable"]:
+                    assert driver["problem"] == f"raised {parser['builtin_unavailable']}"
+                    assert driver["median_us_per_token"] is None
+                    continue
                 for clock in ("wall", "cpu"):
                     assert len(driver[f"{clock}_runs_us_per_token"]) == SMOKE.rounds.least
                     assert driver[f"median_{clock}_us_per_token"] > 0
                 assert driver["median_us_per_token"] == driver["median_wall_us_per_token"]
-            assert stream["ratio_adapter_to_builtin"] > 0
+            if not parser["builtin_unavailable"]:
+                assert stream["ratio_adapter_to_builtin"] > 0
+
+
+def test_a_builtin_is_unavailable_only_where_vllm_cannot_build_it(
+    results: dict[str, Any],
+) -> None:
+    """vLLM 0.33's llama4_json (Llama3JsonToolParser) raises at construction without
+    <|python_tag|> in the vocabulary, and the Llama 4 tokenizer has none: reported, not
+    measured. Every other built-in is measured."""
+    unavailable = {p["name"]: p["builtin_unavailable"] for p in results["parsers"]}
+    for name, problem in unavailable.items():
+        if name == "llama4_json":
+            assert problem is not None
+            assert "<|python_tag|>" in problem
+        else:
+            assert problem is None, name
 
 
 def test_our_parses_came_out_right(results: dict[str, Any]) -> None:
@@ -89,21 +109,24 @@ def test_our_parses_came_out_right(results: dict[str, Any]) -> None:
 def test_growth_targets_and_one_shot_are_reported(results: dict[str, Any]) -> None:
     for parser in results["parsers"]:
         assert [(g["from"], g["to"]) for g in parser["growth"]] == [SMOKE.growth] * 2
+        measured = [k for k in DRIVERS if k != "builtin" or not parser["builtin_unavailable"]]
         for growth in parser["growth"]:
-            assert all(growth[key] > 0 for key in DRIVERS)
+            assert all(growth[key] > 0 for key in measured)
         per_delta = {key for key in results["targets"] if key != "one-shot-json"}
         assert {(t["target"], t["tokens_per_delta"]) for t in parser["targets"]} == {
             (target, k) for target in per_delta for k in SMOKE.tokens_per_delta
         } | {("one-shot-json", None)}
         for target in parser["targets"]:
             # None: not measurable in this run (at smoke sizes the built-in may cost no
-            # more than the floor), which counts as missed
+            # more than the floor, or the built-in cannot be built), which counts as missed
             value = target["value"]
             assert target["met"] == (value is not None and value <= target["limit"])
             assert (target["miss"] is None) == target["met"]
         shot = parser["one_shot"]
         assert shot["argument_bytes"] >= SMOKE.one_shot_bytes
         for key in ("builtin", "adapter", "core"):
+            if key not in measured:
+                continue
             assert shot["drivers"][key]["median_ms"] > 0
             assert shot["drivers"][key]["peak_mib"] > 0
         assert shot["json_loads"]["median_ms"] > 0

@@ -135,6 +135,14 @@ def markdown(run: Mapping[str, Any], parsers: Sequence[Mapping[str, Any]]) -> st
             + " |"
         )
     lines += _targets(run, parsers)
+    unavailable = [p for p in parsers if p.get("builtin_unavailable")]
+    if unavailable:
+        lines += [
+            "",
+            "Built-ins that cannot be built with the family's tokenizer (not measured):",
+            "",
+        ]
+        lines += [f"- {p['name']}: `{p['builtin_unavailable']}`" for p in unavailable]
     problems = list(_problems(parsers))
     if problems:
         lines += ["", "Parses that came out wrong (their times are shown all the same):", ""]
@@ -212,17 +220,19 @@ def _cell(target: Mapping[str, Any] | None) -> str:
 
 
 def _problems(parsers: Iterable[Mapping[str, Any]]) -> Iterable[str]:
+    """Wrong parses and failures, but those of a built-in that cannot be built at all."""
     for parser in parsers:
+        skip = "builtin" if parser.get("builtin_unavailable") else ""
         for stream in parser["streams"]:
             for key, driver in stream["drivers"].items():
-                if driver["problem"]:
+                if driver["problem"] and key != skip:
                     yield (
                         f"{_label(parser)}, {DRIVERS[key]}, {stream['argument_tokens']:,} "
                         f"argument tokens, {stream['tokens_per_delta']} token(s)/delta: "
                         f"{driver['problem']}"
                     )
         for key, driver in parser["one_shot"]["drivers"].items():
-            if driver["problem"]:
+            if driver["problem"] and key != skip:
                 yield f"{_label(parser)}, {DRIVERS[key]}, one-shot: {driver['problem']}"
 
 

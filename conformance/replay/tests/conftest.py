@@ -93,6 +93,24 @@ def e2e_glm45(fleet: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def e2e_llama3_json(fleet: Any) -> Iterator[Any]:
+    """Our llama3_json (Llama 3.1 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama3-json")
+
+
+@pytest.fixture(scope="session")
+def e2e_llama4_json(fleet: Any) -> Iterator[Any]:
+    """Our llama4_json (Llama 4 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama4-json")
+
+
+@pytest.fixture(scope="session")
+def e2e_llama4_pythonic(fleet: Any) -> Iterator[Any]:
+    """Our llama4_pythonic (Llama 4 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama4-pythonic")
+
+
+@pytest.fixture(scope="session")
 def e2e_glm47(fleet: Any) -> Iterator[Any]:
     """Our glm47, with a toolcall plugin that raises at import installed next to it."""
     yield from _endpoint(fleet, "glm47")

@@ -153,6 +153,11 @@ SERVERS: dict[str, ServerSpec] = {
         # Hermes 3 (Llama 3.1): the hermes cases recorded with the Llama 3.1 tokenizer.
         ServerSpec("hermes-llama", "llama3.1", "hermes", corpus=("hermes", "llama3.1")),
         ServerSpec("glm45", "glm4.5", "glm45", corpus=("glm45", "glm4.5")),
+        ServerSpec("llama3-json", "llama3.1", "llama3_json", corpus=("llama3_json", "llama3.1")),
+        ServerSpec("llama4-json", "llama4", "llama4_json", corpus=("llama4_json", "llama4")),
+        ServerSpec(
+            "llama4-pythonic", "llama4", "llama4_pythonic", corpus=("llama4_pythonic", "llama4")
+        ),
         # Also proves that a broken plugin distribution stops nothing else.
         ServerSpec("glm47", "glm4.5", "glm47", corpus=("glm47", "glm4.5"), broken_plugin=True),
         ServerSpec(
@@ -210,6 +215,9 @@ SERVER_FIXTURES = {
     "e2e_hermes": "hermes",
     "e2e_hermes_llama": "hermes-llama",
     "e2e_glm45": "glm45",
+    "e2e_llama3_json": "llama3-json",
+    "e2e_llama4_json": "llama4-json",
+    "e2e_llama4_pythonic": "llama4-pythonic",
     "e2e_glm47": "glm47",
     "e2e_hermes_qwen3": "hermes-qwen3",
     "e2e_glm45_reasoning": "glm45-reasoning",

@@ -379,6 +379,12 @@ class EventName(enum.StrEnum):
     """A GLM value written after ``</arg_key>`` without its ``<arg_value>``."""
     JSON_LITERAL = "json-literal"
     """``true``, ``false``, ``null`` in a Python call (pythonic)."""
+    FUNCTION_ENVELOPE = "function-envelope"
+    """A JSON call object inside OpenAI's ``{"type": "function", "function": {...}}``
+    envelope (llama3_json, llama4_json)."""
+    CALL_LIST = "call-list"
+    """JSON call objects written as a JSON list, ``[{...}, {...}]`` (llama3_json,
+    llama4_json)."""
     CONTROL_CHARACTER = "control-character"
     """A raw line break or NUL inside a one-line Python string (pythonic)."""
     RESERVED_WORD = "reserved-word"
@@ -425,6 +431,8 @@ RECOVERIES: frozenset[str] = frozenset(
         EventName.BARE_JSON.value,
         EventName.MISSING_VALUE_OPEN.value,
         EventName.JSON_LITERAL.value,
+        EventName.FUNCTION_ENVELOPE.value,
+        EventName.CALL_LIST.value,
         EventName.CONTROL_CHARACTER.value,
         EventName.RESERVED_WORD.value,
         EventName.LEADING_ZERO.value,

@@ -7,7 +7,8 @@ weights, because the replay engine has no executor. The tokenizer is the real on
 tiny layer sizes.
 
 ``build_model_dir("qwen2.5", dest)`` (hermes), ``build_model_dir("llama3.1", dest)`` (hermes on
-Hermes 3 / Llama 3.1), ``build_model_dir("glm4.5", dest)`` (glm45/glm47) and
+Hermes 3 / Llama 3.1, llama3_json), ``build_model_dir("llama4", dest)`` (llama4_json,
+llama4_pythonic), ``build_model_dir("glm4.5", dest)`` (glm45/glm47) and
 ``build_model_dir("mistral-tekken-v11", dest)`` (mistral) build once and are reused while the
 inputs are unchanged. A Mistral directory holds mistral-common's ``tekken.json`` instead of a
 Hugging Face tokenizer and chat template: serve it with ``--tokenizer-mode mistral``, as vLLM
@@ -99,6 +100,34 @@ FAMILIES: dict[str, ModelFamily] = {
         # The tokenizer's eos (<|eot_id|>) first, then the rest of Llama 3.1 Instruct's
         # generation_config eos list.
         eos_token_ids=(128009, 128001, 128008),
+    ),
+    "llama4": ModelFamily(
+        name="llama4",
+        tokenizer="llama4",
+        template="llama4.jinja",
+        config={
+            # A stand-in: Llama 4 Scout/Maverick are Llama4ForConditionalGeneration (text and
+            # vision); the replay engine runs no model, and a text config of a registered
+            # architecture with Llama 4's vocabulary serves the real tokenizer as well.
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "vocab_size": 202048,  # text_config.vocab_size of Llama-4-Scout-17B-16E-Instruct
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 131072,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 500000.0,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 200000,
+            "eos_token_id": [200001, 200007, 200008],
+        },
+        # The tokenizer's eos (<|eot|>) first, then <|eom|> and <|end_of_text|>.
+        eos_token_ids=(200008, 200007, 200001),
     ),
     "glm4.5": ModelFamily(
         name="glm4.5",

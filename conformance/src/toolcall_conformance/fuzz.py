@@ -175,12 +175,13 @@ def lost_words(text: str, parsed: Parsed, markers: Sequence[str]) -> list[str]:
     them (see the module docstring): the nothing-lost oracle.
 
     A word of the output counts as returned as often as it occurs (as a substring,
-    case-folded) in the content, the reasoning, the names and the arguments, both
+    case-folded) in the content, the reasoning, the names and ids and the arguments, both
     as written and as their JSON strings decode, so that a format which escapes or
     re-serialises values is not blamed for it."""
     returned = [parsed.content or "", parsed.reasoning or ""]
     for call in parsed.tool_calls:
-        returned += [call.name, call.arguments, *_strings(call.arguments)]
+        # A model-written id may stand right after the name (Mistral's NAME + id).
+        returned += [call.name + call.id, call.arguments, *_strings(call.arguments)]
     have = "\n".join(returned).casefold()
     want = _words(text, markers)
     return sorted(word for word, count in want.items() if have.count(word) < count)

@@ -27,7 +27,10 @@ Provenance:
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
 plugins/mistral/README.md) and the format, never from a parser's output. ``expected.grammar``
 says what the structural tag must do with the case's tokens under the request's plan with the
-strict level raised to ``parameter`` (plugins/mistral/README.md, "The grammar").
+strict level raised to ``parameter`` (plugins/mistral/README.md, "The grammar"). A
+``reject`` says where the grammar must refuse (``expected.grammar_refusal``), derived from
+the format and the schema as xgrammar compiles it (strictly: no property beyond those
+declared, keys in the schema's order).
 """
 
 from __future__ import annotations
@@ -37,7 +40,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, build_case_from_ids, write_corpus
+from toolcall_conformance.builder import (
+    Place,
+    at,
+    at_end,
+    build_case,
+    build_case_from_ids,
+    write_corpus,
+)
 from toolcall_conformance.tokenizers import get_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
@@ -155,6 +165,7 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
@@ -178,6 +189,10 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        assert text is not None, "a refusal is placed in the case's text"
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     CASES.append(
         {
             "slug": slug,
@@ -349,6 +364,7 @@ case(
     calls=[],
     notes="a name that never completes ([ARGS], [CALL_ID] or '{'): no call, content verbatim",
     grammar="reject",
+    refusal=(at_end, "the output ends after the name: [ARGS] and the arguments must follow"),
 )
 case(
     "tool-calls-with-nothing-after",
@@ -357,6 +373,7 @@ case(
     content="Sure.[TOOL_CALLS]",
     calls=[],
     grammar="reject",
+    refusal=(at_end, "the output ends after [TOOL_CALLS]: a declared name must follow"),
 )
 case(
     "tool-calls-then-prose",
@@ -369,6 +386,7 @@ case(
     "'[TOOL_CALLS] <Free text description of the call the model wants to make>'); the "
     "sentence is written here after that description",
     grammar="reject",
+    refusal=(at(" I will", 1), "after [TOOL_CALLS] comes a declared name: none starts with 'I'"),
 )
 case(
     "two-json-values-after-args",
@@ -386,6 +404,7 @@ case(
     content=None,
     calls=[("search", '{"query": "vllm", "top_k": 3,}')],
     grammar="reject",
+    refusal=(at(",}", 1), "after the comma comes the next key ('exact'), not '}'"),
 )
 case(
     "python-literal-arguments",
@@ -397,6 +416,7 @@ case(
     notes="arguments whose first key is single-quoted: a Python literal "
     "(vllm-project/vllm#20028: Mistral-Small-3.2 'can't handle single ticks')",
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 case(
     "arguments-string",
@@ -406,6 +426,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("arguments-string",),
     grammar="reject",
+    refusal=(at('[ARGS]"', 6), "the arguments must be an object, not a string"),
 )
 case(
     "unknown-tool-kept",
@@ -414,6 +435,7 @@ case(
     content=None,
     calls=[("get_stock_price", {"ticker": "MSFT"})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "no declared tool's name goes on 'get_s'"),
 )
 case(
     "id-suffix-on-undeclared-name",
@@ -457,6 +479,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     tool_choice="required",
     grammar="reject",
+    refusal=(at("Sure."), 'tool_choice "required": the output starts with a call'),
 )
 case(
     "named-choice-other-tool",
@@ -466,6 +489,7 @@ case(
     calls=[("get_current_weather", {"city": "Oslo"})],
     tool_choice={"type": "function", "function": {"name": "get_time"}},
     grammar="reject",
+    refusal=(at("get_current_weather", 4), "the named tool is get_time: 'get_c' cannot be it"),
 )
 case(
     "parallel-false-two-calls",
@@ -477,6 +501,7 @@ case(
     notes="the parser returns both calls (vLLM's chat layer keeps the first); the grammar "
     "allows one",
     grammar="reject",
+    refusal=(at(TOOL_CALLS, nth=2), "parallel_tool_calls false: the output ends after one call"),
 )
 case(
     "tool-choice-none",
@@ -598,6 +623,7 @@ case(
     ],
     notes="calls are independent: the middle call keeps its malformed arguments",
     grammar="reject",
+    refusal=(at('"top_k": }', 9), "top_k is an integer: a value must come here, not '}'"),
 )
 case(
     "truncated-in-list",
@@ -623,6 +649,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("parameters-key",),
     grammar="reject",
+    refusal=(at('"parameters"', 1), 'after the name, the key must be "arguments" or "id"'),
 )
 case(
     "arguments-first-with-id",
@@ -641,6 +668,7 @@ case(
     notes="the call gets a fresh id; the written one is an ignored member (an event, not a "
     "recovery)",
     grammar="reject",
+    refusal=(at('"call_1"', 5), "a Mistral id is nine letters and digits: '_' cannot be in it"),
 )
 case(
     "element-not-a-call",
@@ -649,6 +677,7 @@ case(
     content='[TOOL_CALLS] [{"query": "vllm"}]',
     calls=[],
     grammar="reject",
+    refusal=(at('"query"', 1), 'a call object has the keys "name", "arguments" and "id"'),
 )
 case(
     "tool-choice-none",
@@ -667,6 +696,7 @@ case(
     calls=[("search", {"query": "it's", "top_k": 2, "exact": False})],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 
 # -- before v11: tekken v3 ------------------------------------------------------------------
@@ -771,6 +801,10 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     notes="a [TOOL_CALLS] followed only by another is framing (vLLM reads them as one too)",
     grammar="reject",
+    refusal=(
+        at(TOOL_CALLS, nth=2),
+        "after [TOOL_CALLS] comes a call list or object, not another marker",
+    ),
 )
 case(
     "content-after-list",

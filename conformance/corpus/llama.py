@@ -30,7 +30,11 @@ Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
 plugins/llama/README.md) and the format, never from a parser's output. ``expected.grammar``
 says what the structural tag must do with the case's tokens under the request's plan with
 the strict level raised to ``parameter`` (every schema pinned); cut-off outputs and
-``tool_choice: "none"`` have none.
+``tool_choice: "none"`` have none. A ``reject`` says where the grammar must refuse
+(``expected.grammar_refusal``): the first character that no output the structural tag
+allows can have there, derived from the format and the schema (``toolcall_llama.grammar``,
+the tools' schemas as xgrammar compiles them: no property beyond those declared), never
+from a run.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from toolcall_conformance.builder import (
+    Place,
+    at,
+    at_end,
     build_corpus_case,
     expected_parse,
     request_body,
@@ -202,10 +209,12 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
 ) -> None:
+    placed = None if refusal is None else (refusal[0](text), refusal[1])
     provenance: dict[str, Any] = {"kind": kind, "source": source}
     provenance["model"] = model or (LLAMA31_MODEL if tokenizer == LLAMA31 else LLAMA4_MODEL)
     if notes:
@@ -220,7 +229,9 @@ def case(
         text=text,
         request=request_body(tools if tools is not None else ALL, tool_choice, parallel_tool_calls),
         provenance=provenance,
-        expected=expected_parse(content, calls, recoveries=recoveries, grammar=grammar),
+        expected=expected_parse(
+            content, calls, recoveries=recoveries, grammar=grammar, refusal=placed
+        ),
         finish_reason=finish_reason,
     )
     CASES.append(build)
@@ -490,6 +501,7 @@ l3(
     content=None,
     calls=[("get_time", '{"timezone": "UTC",}')],
     grammar="reject",
+    refusal=(at('"UTC",', 5), "timezone is get_time's only property: '}' must follow its value"),
     notes="committed by its name: the call stands, its arguments as written (malformed-arguments)",
 )
 l3(
@@ -498,6 +510,7 @@ l3(
     content=None,
     calls=[("get_stock_price", {"ticker": "NVDA"})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "no declared tool's name goes on 'get_s'"),
     notes="names are kept as the model wrote them; the grammar allows declared names only",
 )
 l3(
@@ -506,6 +519,7 @@ l3(
     content='<|python_tag|>brave_search.call(query="latest price of 1oz gold")',
     calls=[],
     grammar="reject",
+    refusal=(at("brave_search"), "after <|python_tag|> a call object opens with '{'"),
     kind="wild",
     source=META_LLAMA31_FORMAT.replace("'JSON based tool calling'", "'Builtin Tool Calling'"),
     notes="a built-in tool call (Environment: ipython, Tools: brave_search): not a JSON call, "
@@ -532,6 +546,7 @@ l3(
     calls=[("search", '{"query": "weather", "exact": false, "filter": null}')],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("False"), "exact is a JSON boolean: true or false"),
     notes="False and None become false and null as they stream; the rest is the model's text",
 )
 l3(
@@ -541,6 +556,7 @@ l3(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("arguments-string",),
     grammar="reject",
+    refusal=(at('"parameters": ', 14), "the parameters must be an object, not a string"),
     notes="the parameters given as a JSON string holding the object (vLLM's Llama templates "
     "render 'arguments | tojson', and models imitate the string)",
 )
@@ -568,6 +584,7 @@ l3(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the call object is not closed: '}' must come before the end"),
     notes="the call object's closing brace never comes; its arguments are complete",
 )
 
@@ -787,6 +804,7 @@ py_template(
     "",
     [("search", {"query": "llama 4 release", "top_k": 3})],
     grammar="reject",
+    refusal=(at('top_k="', 6), "top_k is an integer: a quote cannot start it"),
     notes="the template quotes every value, so top_k is the string '3': the arguments are "
     "what the model wrote; the grammar, pinning top_k to an integer, refuses the quote",
 )
@@ -917,6 +935,7 @@ py(
     content='"Paris"',
     calls=[("get_current_weather", "")],
     grammar="reject",
+    refusal=(at('"Paris"'), "the arguments are keywords: a value cannot come first"),
     notes="committed at 'get_current_weather(': nothing was emitted when the positional "
     "argument (a defect) came, so the arguments are empty (malformed-arguments) and the rest "
     "of the call up to its ')' is content",
@@ -928,6 +947,7 @@ py(
     calls=[("write_file", {"path": "a.py", "content": "def f():\n    return 1\n"})],
     recoveries=("control-character",),
     grammar="reject",
+    refusal=(at("\n"), "a one-line Python string holds no raw line break"),
     notes="raw line breaks inside a one-line Python string",
 )
 py(
@@ -936,6 +956,7 @@ py(
     content="42",
     calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
     grammar="reject",
+    refusal=(at("42"), "after ',' in the list only another call may come"),
     notes="a later element that is not a call is content, up to the next ','",
 )
 py(
@@ -944,6 +965,7 @@ py(
     content='get_city(name="home")',
     calls=[("get_current_weather", '{"location": ')],
     grammar="reject",
+    refusal=(at("get_city"), "location is a string: a call cannot be its value"),
     notes="a call is no Python literal: the arguments keep what was emitted, the value up "
     "to the call's ')' is content",
 )
@@ -954,6 +976,7 @@ py(
     calls=[("search", {"query": "weather", "exact": True, "filter": None})],
     recoveries=("json-literal",),
     grammar="reject",
+    refusal=(at("true"), "exact is a Python boolean: True or False"),
 )
 py(
     "missing-closing-bracket",
@@ -962,6 +985,7 @@ py(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the list is not closed: ']' must come before the end"),
 )
 py(
     "truncated-in-string",

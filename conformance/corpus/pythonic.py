@@ -20,7 +20,12 @@ Provenance:
 * ``constructed``: written here to probe an edge of the policy.
 
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6,
-plugins/pythonic/README.md) and the format, never from a parser's output.
+plugins/pythonic/README.md) and the format, never from a parser's output. ``expected.grammar``
+says what the structural tag must do with the case's tokens under the request's plan with the
+strict level raised to ``parameter`` (every schema pinned: declared keywords only, in the
+schema's order, required ones present); a ``reject`` says where the grammar must refuse
+(``expected.grammar_refusal``): the first character that no output the tag allows can have
+there, derived from the format and the schema (``toolcall_pythonic.grammar``), never from a run.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from toolcall_conformance.builder import (
+    Place,
+    at,
     build_corpus_case,
     expected_parse,
     request_body,
@@ -151,10 +158,12 @@ def case(
     notes: str = "",
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
 ) -> None:
+    placed = None if refusal is None else (refusal[0](text), refusal[1])
     provenance: dict[str, Any] = {
         "kind": kind,
         "source": source,
@@ -169,7 +178,9 @@ def case(
             "text": text,
             "request": request_body(tools, tool_choice, parallel_tool_calls),
             "provenance": provenance,
-            "expected": expected_parse(content, calls, recoveries=recoveries, grammar=grammar),
+            "expected": expected_parse(
+                content, calls, recoveries=recoveries, grammar=grammar, refusal=placed
+            ),
             "finish_reason": finish_reason,
         }
     )
@@ -505,6 +516,10 @@ case(
     calls=[],
     notes="after content, a list is calls only when its first call names a declared tool",
     grammar="reject",
+    refusal=(
+        at("delete_everything"),
+        "a list that starts a line holds calls: 'd' starts no declared name",
+    ),
 )
 case(
     "pythonic",
@@ -525,6 +540,7 @@ case(
     calls=[],
     notes="a list whose first element is not a call is content",
     grammar="reject",
+    refusal=(at("the"), "a '[' at the start opens the call list: 't' starts no declared name"),
 )
 case(
     "pythonic",
@@ -575,6 +591,7 @@ case(
     calls=[("get_weather", {"city": 42})],
     notes="the parser keeps the call; the grammar refuses an integer city",
     grammar="reject",
+    refusal=(at("42"), "city is a string: a number cannot be its value"),
 )
 case(
     "pythonic",
@@ -596,6 +613,7 @@ case(
     tool_choice={"type": "function", "function": {"name": "get_weather"}},
     notes="the named tool is get_weather: the grammar refuses another; the parser keeps the call",
     grammar="reject",
+    refusal=(at("get_time", 4), "the named tool is get_weather: 'get_t' cannot be it"),
 )
 case(
     "pythonic",
@@ -607,6 +625,7 @@ case(
     parallel_tool_calls=False,
     notes="the parser returns what was written; the grammar allows one call",
     grammar="reject",
+    refusal=(at("get_weather", nth=2), "parallel_tool_calls false: the list closes after one call"),
 )
 case(
     "pythonic",
@@ -617,6 +636,7 @@ case(
     calls=[("get_weather", {"metric": "celsius"})],
     tool_choice="required",
     grammar="reject",
+    refusal=(at("metric"), "city is required and comes first (the schema's order)"),
 )
 case(
     "pythonic",
@@ -780,6 +800,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": 5})],
     grammar="reject",
+    refusal=(at("5)"), "city is a string: a number cannot be its value"),
 )
 case(
     "olmo3",
@@ -801,6 +822,7 @@ case(
     calls=[("get_time", {"tz": "UTC"}), ("get_time", {"tz": "CET"})],
     parallel_tool_calls=False,
     grammar="reject",
+    refusal=(at("get_time", nth=2), "parallel_tool_calls false: the block closes after one call"),
 )
 case(
     "olmo3",

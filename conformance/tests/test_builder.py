@@ -378,6 +378,8 @@ def test_corpus_helpers_shape_a_valid_case(tmp_path: Path) -> None:
         "tool_calls": [{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": '{"a": '}],
         "grammar": "reject",
     }
+    placed = expected_parse(None, [("f", "")], grammar="reject", refusal=(3, "the defect"))
+    assert placed["grammar_refusal"] == {"offset": 3, "reason": "the defect"}
     path, data = build_corpus_case(
         tmp_path,
         tokenizer="llama3.1",

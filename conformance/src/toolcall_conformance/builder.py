@@ -470,9 +470,12 @@ def expected_parse(
     *,
     recoveries: Sequence[str] = (),
     grammar: str | None = None,
+    refusal: tuple[int, str] | None = None,
 ) -> dict[str, Any]:
     """A case's ``expected``: content, ``(name, arguments)`` calls (arguments as a JSON
-    object, or as exact text), and the recoveries and grammar verdict when given."""
+    object, or as exact text), and the recoveries and grammar verdict when given;
+    ``refusal`` is the ``(offset, reason)`` of a ``reject`` (``expected.grammar_refusal``:
+    compute the offset with :func:`at` or :func:`at_end` on the case's text)."""
     expected: dict[str, Any] = {
         "content": content,
         "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
@@ -481,6 +484,9 @@ def expected_parse(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        offset, reason = refusal
+        expected["grammar_refusal"] = {"offset": offset, "reason": reason}
     return expected
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
@@ -152,6 +152,13 @@ class CallStream(abc.ABC):
     (``None``: the family reads the raw text itself in :meth:`on_text`).
     """
 
+    #: Whether the family reads ``tool_choice: "none"`` itself. By default the machine
+    #: passes every character through as content without calling the hooks; a family
+    #: whose output holds more than calls (reasoning it marks itself) sets this, and then
+    #: opens no call under ``"none"`` (:meth:`open_call` raises), returning its call
+    #: markup as content.
+    handles_none: ClassVar[bool] = False
+
     def __init__(self, parser: Parser, markers: Markers | Iterable[str] | None = None) -> None:
         self.parser = parser
         self.request = parser.request
@@ -161,7 +168,8 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self.__markers = markers
         self.__scanner = MarkerScanner(markers) if markers is not None else None
-        self.__none = self.request.tool_choice == "none"
+        self.__no_calls = self.request.tool_choice == "none"
+        self.__none = self.__no_calls and not self.handles_none
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
         self.__out = _Output()
@@ -170,6 +178,7 @@ class CallStream(abc.ABC):
         self.__gate = ContentGate()
         self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
         self.__pending: list[tuple[str, int]] = []
+        self.__limbo: list[tuple[str, int]] = []  # held text taken back during this step
         self.__deferred: list[tuple[str, int]] = []
         self.__accounted = 0  # the end of the furthest text given a fate
         self.__position = 0
@@ -245,6 +254,7 @@ class CallStream(abc.ABC):
                         self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
         except Exception as error:
             self.__fail(error, held + text, held_start)
+        self.__limbo = []
         return self.__out.take()
 
     def finish(self) -> list[Delta]:
@@ -265,6 +275,7 @@ class CallStream(abc.ABC):
                 self.__wind_up()
             except Exception as error:
                 self.__fail(error, held, held_start)
+        self.__limbo = []
         self.__gate.finish()
         self.__drop_gate_spans()
         return self.__out.take()
@@ -307,6 +318,9 @@ class CallStream(abc.ABC):
         """Commit a call: its index, an id (``call_id``, or a fresh one in the parser's
         style) and its complete name, with any argument text already known. Whitespace
         that the content gate held before it was framing. Returns the index."""
+        if self.__no_calls:
+            msg = 'open_call() under tool_choice "none"'
+            raise RuntimeError(msg)
         if self.__index >= 0:
             self.close_call()
         index = self.__calls
@@ -408,11 +422,15 @@ class CallStream(abc.ABC):
         self.__out.pieces.append((_CONTENT, None, None, released))
 
     def reasoning(self, text: str, start: int) -> None:
-        """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
-        like framing: the rest of the output is content."""
+        """Text the format itself marks as reasoning (DESIGN §6), verbatim. Like content,
+        it is output text outside the framing (the contract checker holds the released
+        content and reasoning, in order, against the output outside the framing). Like a
+        call, it is a boundary for content: whitespace the gate held before it is framing."""
         if not text:
             return
-        self.frame(start, start + len(text))
+        self.__accounted = max(self.__accounted, start + len(text))
+        self.__gate.boundary()
+        self.__drop_gate_spans()
         self.__out.pieces.append((_REASONING, None, None, text))
 
     def frame(self, start: int, end: int) -> None:
@@ -429,6 +447,22 @@ class CallStream(abc.ABC):
         end = start + len(text)
         self.__accounted = max(self.__accounted, end)
         self.__pending.append((text, start))
+
+    def unhold(self, start: int) -> None:
+        """Take back the held text from offset ``start`` on, undecided: the family kept a
+        copy of it (say, a delimiter that may still complete) and gives it a fate again,
+        through the calls above, before the hook returns. If the family fails first, it
+        is content. Held text before ``start`` stays held."""
+        pending = self.__pending
+        taken: list[tuple[str, int]] = []
+        while pending and pending[-1][1] >= start:
+            taken.append(pending.pop())
+        if pending:
+            text, at = pending[-1]
+            if at + len(text) > start:
+                pending[-1] = (text[: start - at], at)
+                taken.append((text[start - at :], start))
+        self.__limbo[:0] = reversed(taken)
 
     @property
     def held(self) -> str:
@@ -522,6 +556,9 @@ class CallStream(abc.ABC):
                 self.__args = []
             self.event(EventName.INTERNAL_ERROR, name, None)
             self.release()
+            limbo, self.__limbo = self.__limbo, []
+            for piece, at in limbo:
+                self.content(piece, at)
             skip = max(0, min(self.__accounted - start, len(text)))
             self.content(text[skip:], start + skip)
         except Exception:

@@ -87,6 +87,10 @@ class ParserContext:
     #: When true, named recoveries are off: what they would have read is content
     #: (or, inside a committed call, malformed arguments).
     strict_parsing: bool = False
+    #: The rendered prompt the output continues, decoded with its special tokens, for
+    #: formats that read the start of the message from it (an ``hf`` response
+    #: template's prefill, such as an opened ``<think>``); ``None`` when unknown.
+    prompt: str | None = None
 
 
 class Stream(Protocol):

@@ -373,8 +373,8 @@ class Parsed:
     """The result of parsing a whole output.
 
     ``framing`` lists the character ranges of the output that the parser read as
-    tool-call markup (markers, call bodies, whitespace between calls); everything
-    outside them is content. The delta contract checker uses it to prove that
+    markup (markers, call bodies, whitespace between calls); everything outside
+    them is content or reasoning. The delta contract checker uses it to prove that
     nothing was lost. ``reasoning`` is text the format itself marks as reasoning
     (``None`` for formats that do not, and when there is none).
     """

@@ -320,6 +320,9 @@ class EventName(enum.StrEnum):
     """A member of a call object that is neither name nor arguments, ignored."""
     DUPLICATE_KEY = "duplicate-key"
     """A key given twice: the first value is kept, the repeat is content or ignored."""
+    UNREPRESENTABLE_VALUE = "unrepresentable-value"
+    """A raw value whose JSON strict JSON cannot carry (``1e400``, a lone surrogate), kept
+    as the model's text (see :mod:`toolcall.schema_types`)."""
     INTERNAL_ERROR = "internal-error"
     """A bug of the parser's: the rest of the output is content."""
 

@@ -7,7 +7,7 @@ Format (each marker is one added token of the GLM-4.5 tokenizer)::
 
 Both parsers read both framings: whitespace between the elements of a call is
 framing. Values are raw (a string verbatim, anything else as JSON text) and are
-typed by the tool's schema (:mod:`toolcall_glm.values`). Arguments are the
+typed by the tool's schema (:mod:`toolcall.schema_types`). Arguments are the
 canonical ``json.dumps(..., ensure_ascii=False)`` of the parsed object, emitted
 as the call streams (DESIGN §6):
 
@@ -36,9 +36,9 @@ import regex
 
 from toolcall.parser import Parser, ParserContext, Stream
 from toolcall.scanning import ContentGate, JsonEmitter, Marker, MarkerScanner, Text
+from toolcall.schema_types import ParameterTypes, ValueType
 from toolcall.types import Delta, Event, Span, StrictLevel, ToolCallDelta
 from toolcall_glm.grammar import structural_tag
-from toolcall_glm.values import ToolTypes, ValueType
 
 if TYPE_CHECKING:
     from toolcall.strictness import Plan
@@ -67,7 +67,7 @@ _NOT_IN_KEYS = regex.compile(r'[<>{}\[\]"\\]')
 _NEEDS_ESCAPE = regex.compile(r'["\\\x00-\x1f]')
 
 
-_NO_TYPES = ToolTypes({})
+_NO_TYPES = ParameterTypes({})
 
 
 class _State(enum.Enum):
@@ -536,7 +536,7 @@ class GlmStream:
             self._frame(start, end)
             self._args(self._emitter.string_end())
         else:
-            value = self._value_type.read("".join(self._value))
+            value = self._value_type.read("".join(self._value)).value
             self._hold(marker, start)
             self._settle()
             self._args(self._emitter.value(value))
@@ -573,11 +573,12 @@ class Glm45Parser(Parser):
 
     def __init__(self, context: ParserContext | None = None) -> None:
         super().__init__(context)
-        self._tool_types: Mapping[str, ToolTypes] = {
-            tool.name: ToolTypes.from_parameters(tool.parameters) for tool in self.request.tools
+        self._tool_types: Mapping[str, ParameterTypes] = {
+            tool.name: ParameterTypes.from_parameters(tool.parameters)
+            for tool in self.request.tools
         }
 
-    def types_of(self, name: str) -> ToolTypes:
+    def types_of(self, name: str) -> ParameterTypes:
         """The parameter types of the tool called ``name`` (none for an unknown tool)."""
         return self._tool_types.get(name, _NO_TYPES)
 

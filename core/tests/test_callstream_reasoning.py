@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from toolcall import CallStream, Delta, EventName, Parser, ParserContext, Request
+from toolcall import CallStream, Delta, EventName, Parser, ParserContext, Request, Span
 from toolcall.contract import DeltaChecker, check_splits, check_stream
 
 MARKERS = ("<r>", "</r>", "<c>", "</c>")
@@ -168,11 +168,14 @@ def test_reasoning_that_is_not_the_output_is_caught() -> None:
     assert any(v.clause == 5 for v in violations), violations
 
 
-def test_a_marker_in_reasoning_is_a_leak() -> None:
+def test_reasoning_that_ends_with_the_start_of_its_closer_is_a_leak() -> None:
+    text = "<r>ab</r>"
     checker = DeltaChecker(MARKERS)
-    checker.observe("<r>a</c>b</r>", [Delta(reasoning="a</c>b")])
-    violations = checker.finish([], framing=())
-    assert any(v.clause == 4 and "reasoning contains" in v.message for v in violations)
+    checker.observe("<r>ab</", [Delta(reasoning="ab</")])
+    checker.observe("r>", [])
+    violations = checker.finish([], framing=(Span(0, 3), Span(5, 9)))
+    assert any(v.clause == 4 and "'</'" in v.message for v in violations), violations
+    assert text == checker.output
 
 
 def test_reasoning_that_differs_between_splits_is_caught() -> None:

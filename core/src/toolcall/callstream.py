@@ -473,15 +473,16 @@ class CallStream(abc.ABC):
     def holding(self) -> bool:
         return bool(self.__pending)
 
-    def settle(self) -> None:
-        """The held text was framing."""
-        pending, self.__pending = self.__pending, []
+    def settle(self, end: int | None = None) -> None:
+        """The held text was framing (only the part before offset ``end``, if given)."""
+        pending = self.__take_pending(end)
         for text, start in pending:
             self.__add_span(start, start + len(text))
 
-    def release(self) -> None:
-        """The held text was content, verbatim."""
-        pending, self.__pending = self.__pending, []
+    def release(self, end: int | None = None) -> None:
+        """The held text was content, verbatim (only the part before offset ``end``,
+        if given)."""
+        pending = self.__take_pending(end)
         if not pending:
             return
         start = pending[0][1]
@@ -515,6 +516,23 @@ class CallStream(abc.ABC):
         self.__fast = None
 
     # -- internals ------------------------------------------------------------------------
+
+    def __take_pending(self, end: int | None) -> list[tuple[str, int]]:
+        """The held pieces before offset ``end`` (all of them for ``None``), taken."""
+        pending = self.__pending
+        if end is None:
+            self.__pending = []
+            return pending
+        count = 0
+        while count < len(pending) and pending[count][1] + len(pending[count][0]) <= end:
+            count += 1
+        taken = pending[:count]
+        if count < len(pending) and pending[count][1] < end:
+            text, start = pending[count]
+            taken.append((text[: end - start], start))
+            pending[count] = (text[end - start :], end)
+        del pending[:count]
+        return taken
 
     def __pass_through(self, text: str, start: int) -> None:
         """``tool_choice: "none"``: content, verbatim; the scanner only tells whether

@@ -22,10 +22,11 @@ calls does not matter):
    ordered against them, and does not count);
 3. the arguments of every call with no ``malformed-arguments`` or ``truncated``
    event are a JSON object text;
-4. content and reasoning hold no marker unless the stream recorded
-   ``unparsed-markup`` (clause 5 wins over 4); text released at a step never ends
-   with the start of a marker that the output at that point goes on to complete and
-   that ends up as framing (the parser released part of a marker as text);
+4. content holds no marker unless the stream recorded ``unparsed-markup`` (clause 5
+   wins over 4; reasoning may quote markup: a format's reasoning is text it does not
+   read); text released at a step, content or reasoning, never ends with the start
+   of a marker that the output at that point goes on to complete and that ends up as
+   framing (the parser released part of a marker as text);
 5. ``Parsed.framing`` is sorted, non-overlapping and inside the output, and the
    output outside it equals the text the stream released, modulo whitespace:
    content and reasoning (text a format marks as reasoning, DESIGN §6), in the
@@ -470,18 +471,17 @@ class _Final:
     def markers_in_content(self) -> None:
         if any(event.name == UNPARSED for event in self.parsed.events):
             return
-        for what, text in (("content", self.content), ("reasoning", self.reasoning)):
-            for marker in self.c.markers:
-                at = text.find(marker)
-                if at >= 0:
-                    self.c.report(
-                        4,
-                        "marker",
-                        f"{what} contains the marker {marker!r} (at {what} offset {at}: "
-                        f"{_show(text, at - 10)}) and the stream recorded no "
-                        f"{UNPARSED} event",
-                        None,
-                    )
+        for marker in self.c.markers:
+            at = self.content.find(marker)
+            if at >= 0:
+                self.c.report(
+                    4,
+                    "marker",
+                    f"content contains the marker {marker!r} (at content offset {at}: "
+                    f"{_show(self.content, at - 10)}) and the stream recorded no "
+                    f"{UNPARSED} event",
+                    None,
+                )
 
     def marker_starts(self) -> None:
         """Content released at a step must not end with the start of a framing marker."""

@@ -1,0 +1,118 @@
+"""The ``hf`` parser: the checkpoint's ``response_template`` is the format.
+
+The template comes from the tokenizer, as vLLM reads it (``tokenizer_config.json``'s
+``response_template``, carried to the parser as ``Vocabulary.metadata``), or, for a
+checkpoint without one, from the JSON file named by ``TOOLCALL_RESPONSE_TEMPLATE``.
+It is validated when vLLM starts (:meth:`HfParser.check_vocabulary`): a template
+that cannot be served stops the server with the field and the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from toolcall.parser import Parser, ParserContext
+from toolcall.types import Vocabulary
+from toolcall_hf_response_template.stream import HfStream
+from toolcall_hf_response_template.template import Template, TemplateError, load_template
+
+if TYPE_CHECKING:
+    from toolcall.strictness import Plan
+
+__all__ = ["ENV", "HfParser", "template_for"]
+
+#: A JSON file with the template, for checkpoints whose tokenizer config has none.
+ENV: Final = "TOOLCALL_RESPONSE_TEMPLATE"
+
+
+@functools.lru_cache(maxsize=32)
+def _loaded(text: str) -> Template:
+    return load_template(json.loads(text))
+
+
+def template_for(vocabulary: Vocabulary, environ: Mapping[str, str] | None = None) -> Template:
+    """The template a parser reads: the tokenizer's, else the file named by
+    ``TOOLCALL_RESPONSE_TEMPLATE``; raises :class:`TemplateError` saying which is
+    missing or what is wrong with it."""
+    raw = vocabulary.metadata.get("response_template")
+    if raw is not None:
+        return _cached(raw)
+    path = (environ if environ is not None else os.environ).get(ENV, "").strip()
+    if not path:
+        raise TemplateError(
+            "",
+            "the tokenizer config has no response_template, and TOOLCALL_RESPONSE_TEMPLATE "
+            "names no file with one",
+        )
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise TemplateError("", f"{ENV}={path}: cannot read the file: {error}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TemplateError("", f"{ENV}={path} is not JSON: {error}") from None
+    if isinstance(data, Mapping) and "response_template" in data and "fields" not in data:
+        data = data["response_template"]
+    try:
+        return _cached(data)
+    except TemplateError as error:
+        raise TemplateError(error.where, f"{error.reason} (in {ENV}={path})") from None
+
+
+def _cached(raw: Any) -> Template:
+    try:
+        key = json.dumps(raw, sort_keys=True)
+    except (TypeError, ValueError):
+        return load_template(raw)
+    return _loaded(key)
+
+
+class HfParser(Parser):
+    """Any checkpoint's ``response_template`` (the Hugging Face region spec)."""
+
+    name: ClassVar[str] = "hf"
+    summary: ClassVar[str] = (
+        "the checkpoint's response_template (tokenizer_config.json): thinking, content, "
+        "tool_calls regions"
+    )
+
+    def __init__(self, context: ParserContext | None = None) -> None:
+        super().__init__(context)
+        self.template = self.template_of(self.context.vocabulary)
+        # The markers that never stand in content: what opens a region from the content.
+        self.markers = _markers(self.template)  # type: ignore[misc]
+
+    @classmethod
+    def template_of(cls, vocabulary: Vocabulary) -> Template:
+        return template_for(vocabulary)
+
+    @classmethod
+    def check_vocabulary(cls, vocabulary: Vocabulary) -> None:
+        cls.template_of(vocabulary)
+
+    def stream(self) -> HfStream:
+        return HfStream(self)
+
+    def structural_tag(self, plan: Plan) -> dict[str, Any] | None:
+        from toolcall_hf_response_template.grammar import structural_tag  # noqa: PLC0415
+
+        return structural_tag(self.template, plan, prompt=self.context.prompt)
+
+
+def _markers(template: Template) -> tuple[str, ...]:
+    """The literal delimiters watched in the content: the fields' openers and the
+    implicit field's closer."""
+    found: list[str] = []
+    for field in template.fields.values():
+        if field.open is not None and field.open.literals is not None:
+            found.extend(field.open.literals)
+    implicit = template.fields.get(template.implicit or "")
+    if implicit is not None and implicit.close is not None and implicit.close.literals:
+        found.extend(implicit.close.literals)
+    return tuple(dict.fromkeys(found))

@@ -1,0 +1,220 @@
+"""The delimiters of a response template, and how they are searched in linear time.
+
+A template's delimiters (a field's ``open``/``close``, the ``start_anchor``, an
+``xml-inline`` tag) are literals or regular expressions, matched as transformers
+matches them: Python ``regex`` with ``DOTALL``, leftmost match, partial matching at
+the end of the text so that a delimiter that may still complete is held back.
+
+Two rules keep every search linear in the text, whatever the model writes:
+
+* **at start-up**, a pattern that can backtrack catastrophically is refused
+  (:func:`linear_time_problem`): an unbounded repeat inside another, an unbounded
+  repeat of an alternation whose branches may start alike, a backreference, a
+  conditional group; a pattern in syntax Python's ``re`` cannot read is refused
+  too, since it cannot be checked;
+* **at run time**, a pattern delimiter matches at most :data:`LONGEST` characters:
+  the text is searched in windows of that size, so the work per character is
+  bounded by a constant, and a candidate that grows longer is text.
+
+Literal delimiters have no bound: they are searched as literals.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import regex
+
+# The parser of Python's re (typeshed has no stubs for these private modules).
+sre_constants: Any = importlib.import_module("re._constants")
+sre_parser: Any = importlib.import_module("re._parser")
+
+__all__ = [
+    "LONGEST",
+    "Delimiter",
+    "Found",
+    "linear_time_problem",
+]
+
+#: The longest text a pattern delimiter may match. Real delimiters are short (the
+#: longest known, gpt-oss's ``<|channel|>commentary to=functions.NAME ...<|message|>``,
+#: is under 100 characters); the bound makes a search cost O(LONGEST) per character.
+LONGEST: Final = 256
+
+_UNBOUNDED: Final = 64  # a repeat with a larger maximum counts as unbounded
+_REPEATS: Final = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A delimiter at ``[start, end)`` of the searched text.
+
+    ``pending``: it may still change with more text (a partial match, or a match
+    that reaches the end of the text and could grow), so nothing from ``start`` on
+    can be decided yet. ``groups`` are the named captures of a complete match.
+    """
+
+    start: int
+    end: int
+    pending: bool = False
+    groups: Mapping[str, str] | None = None
+
+
+def linear_time_problem(pattern: str) -> str | None:
+    """Why searching ``pattern`` may not take linear time, or ``None``."""
+    try:
+        parsed = sre_parser.parse(pattern, sre_constants.SRE_FLAG_DOTALL)
+    except (sre_constants.error, OverflowError, RecursionError) as error:
+        return (
+            f"it uses syntax outside Python's re ({error}), which the linear-time check cannot read"
+        )
+    return _problem(list(parsed), inside=False)
+
+
+def _bounded(high: int) -> bool:
+    return high != sre_constants.MAXREPEAT and high <= _UNBOUNDED
+
+
+def _problem(items: Sequence[tuple[Any, Any]], *, inside: bool) -> str | None:
+    """``inside``: the items are the body of an unbounded, backtracking repeat."""
+    for op, arg in items:
+        if op in (sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS):
+            return "a backreference or conditional group can take exponential time"
+        if op in _REPEATS:
+            low, high, body = arg
+            del low
+            unbounded = not _bounded(high)
+            if inside and unbounded:
+                return (
+                    "an unbounded repeat inside another (such as (a+)+) can take "
+                    "exponential time on text that almost matches"
+                )
+            if unbounded and _ambiguous_branches(body):
+                return (
+                    "an unbounded repeat of an alternation whose branches may start with "
+                    "the same character (such as (a|ab)*) can take exponential time"
+                )
+            found = _problem(list(body), inside=inside or unbounded)
+            if found:
+                return found
+        elif op == sre_constants.POSSESSIVE_REPEAT:
+            continue  # no backtracking into it
+        elif op == sre_constants.ATOMIC_GROUP:
+            continue
+        elif op == sre_constants.SUBPATTERN:
+            found = _problem(list(arg[3]), inside=inside)
+            if found:
+                return found
+        elif op == sre_constants.BRANCH:
+            for branch in arg[1]:
+                found = _problem(list(branch), inside=inside)
+                if found:
+                    return found
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            found = _problem(list(arg[1]), inside=inside)
+            if found:
+                return found
+    return None
+
+
+def _ambiguous_branches(body: Any) -> bool:
+    """Whether ``body`` holds an alternation whose branches may start alike."""
+    for op, arg in body:
+        if op == sre_constants.SUBPATTERN:
+            return _ambiguous_branches(arg[3])
+        if op == sre_constants.BRANCH:
+            firsts: list[int] = []
+            for branch in arg[1]:
+                if not branch or branch[0][0] != sre_constants.LITERAL:
+                    return True
+                firsts.append(branch[0][1])
+            return len(set(firsts)) != len(firsts)
+        if op == sre_constants.IN:
+            continue
+        return False
+    return False
+
+
+class Delimiter:
+    """One delimiter: literals (any of them) or a pattern, matched with ``DOTALL``."""
+
+    __slots__ = ("can_extend", "groups", "literals", "longest", "pattern", "source")
+
+    def __init__(self, *, literals: Sequence[str] | None = None, pattern: str | None = None):
+        if (literals is None) == (pattern is None):
+            msg = "a delimiter is literals or a pattern"
+            raise ValueError(msg)
+        if literals is not None:
+            unique = list(dict.fromkeys(literals))
+            self.literals: tuple[str, ...] | None = tuple(unique)
+            ordered = sorted(unique, key=len, reverse=True)
+            self.pattern = regex.compile("|".join(regex.escape(s) for s in ordered), regex.DOTALL)
+            self.can_extend = any(a != b and a.startswith(b) for a in unique for b in unique)
+            self.longest = max(map(len, unique))
+            self.source = " or ".join(repr(s) for s in unique)
+        else:
+            assert pattern is not None
+            self.literals = None
+            self.pattern = regex.compile(pattern, regex.DOTALL)
+            self.can_extend = True
+            self.longest = LONGEST
+            self.source = repr(pattern)
+        self.groups: tuple[str, ...] = tuple(self.pattern.groupindex)
+
+    def find(self, text: str, pos: int, *, eos: bool = False) -> Found | None:
+        """The leftmost delimiter in ``text[pos:]``, complete or pending; at ``eos``
+        only complete ones (nothing can grow)."""
+        if self.literals is not None:
+            return self._literal(text, pos, eos)
+        return self._windowed(text, pos, eos)
+
+    def _literal(self, text: str, pos: int, eos: bool) -> Found | None:
+        match = self.pattern.search(text, pos, partial=not eos)
+        if match is None:
+            return None
+        start, end = match.span()
+        if match.partial:
+            return Found(start, end, pending=True) if start < len(text) else None
+        pending = not eos and self.can_extend and end == len(text)
+        return Found(start, end, pending=pending)
+
+    def _windowed(self, text: str, pos: int, eos: bool) -> Found | None:
+        size = len(text)
+        window = LONGEST
+        start = pos
+        while start <= size:
+            stop = min(size, start + 2 * window)
+            last = stop == size
+            match = self.pattern.search(text, start, stop, partial=last and not eos)
+            if match is None:
+                if last:
+                    return None
+                start += window
+                continue
+            begin, end = match.span()
+            if match.partial:
+                if begin >= size:
+                    return None  # the empty partial match every search reports at the end
+                if size - begin > window:
+                    start = begin + 1  # a candidate longer than a delimiter may be is text
+                    continue
+                return Found(begin, end, pending=True)
+            if not last and end == stop and begin > start:
+                start = begin  # the match may run on past the window: look again from it
+                continue
+            if begin >= start + window and not last:
+                start += window
+                continue
+            if end - begin > window:
+                start = begin + 1
+                continue
+            pending = not eos and end == size
+            return Found(begin, end, pending=pending, groups=_groups(match))
+        return None
+
+
+def _groups(match: Any) -> dict[str, str]:
+    return {key: value for key, value in match.groupdict().items() if value is not None}

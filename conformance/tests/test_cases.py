@@ -125,11 +125,22 @@ _SHARED_SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "conformance" 
 @pytest.mark.skipif(not _SHARED_SCHEMA.is_file(), reason="no ../shared beside the checkout")
 def test_packaged_schema_keeps_the_normative_one() -> None:
     shared = json.loads(_SHARED_SCHEMA.read_text(encoding="utf-8"))
-    ours = case_schema()
-    # Optional fields may be added, nothing else may change.
-    assert ours["required"] == shared["required"]
-    for key, value in shared["properties"].items():
-        assert ours["properties"][key] == value, key
+    # Optional fields may be added (at any depth), nothing else may change.
+    _keeps(case_schema(), shared, "$")
+
+
+def _keeps(ours: object, shared: object, where: str) -> None:
+    if not (isinstance(ours, dict) and isinstance(shared, dict)):
+        assert ours == shared, where
+        return
+    assert set(shared) <= set(ours), where
+    for key, value in shared.items():
+        if key == "properties":
+            assert isinstance(ours[key], dict), where
+            for name, schema in value.items():
+                _keeps(ours[key][name], schema, f"{where}.{name}")
+        else:
+            assert ours[key] == value, f"{where} {key}"
 
 
 # --------------------------------------------------------------------------------------

@@ -108,6 +108,10 @@ class Expected:
     tool_calls: tuple[ExpectedCall, ...]
     recoveries: tuple[str, ...] = ()
     grammar: Literal["accept", "reject"] | None = None
+    #: The reasoning the parse must yield (compared like content) when
+    #: ``reasoning_checked``; a case without ``expected.reasoning`` does not check it.
+    reasoning: str | None = None
+    reasoning_checked: bool = False
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,10 @@ class Case:
     expected: Expected
     extra: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    #: ``response_template.template``: the template a data-driven parser (hf) reads.
+    response_template: Mapping[str, Any] | None = None
+    #: ``response_template.prompt``: the end of the rendered prompt the output continues.
+    prompt: str | None = None
 
     @property
     def text(self) -> str:
@@ -150,8 +158,12 @@ class Case:
         return Request.from_openai(self.request)
 
     def vocabulary(self) -> Vocabulary:
-        """The special tokens of the case, as a parser context carries them."""
-        return Vocabulary(special_tokens=dict(self.special_tokens))
+        """The special tokens of the case (and its response template, if any), as a
+        parser context carries them."""
+        metadata = (
+            {} if self.response_template is None else {"response_template": self.response_template}
+        )
+        return Vocabulary(special_tokens=dict(self.special_tokens), metadata=metadata)
 
     def where(self) -> str:
         return str(self.path) if self.path is not None else self.id
@@ -264,6 +276,7 @@ def _semantic_problems(data: Mapping[str, Any], path: Path | str | None) -> list
 def _case_from_data(data: Mapping[str, Any], path: Path | None) -> Case:
     output = data["output"]
     expected = data["expected"]
+    template = data.get("response_template", {})
     return Case(
         id=data["id"],
         parser=data["parser"],
@@ -288,9 +301,13 @@ def _case_from_data(data: Mapping[str, Any], path: Path | None) -> Case:
             ),
             recoveries=tuple(expected.get("recoveries", ())),
             grammar=expected.get("grammar"),
+            reasoning=expected.get("reasoning"),
+            reasoning_checked="reasoning" in expected,
         ),
         extra=dict(data.get("extra", {})),
         path=path,
+        response_template=template.get("template"),
+        prompt=template.get("prompt"),
     )
 
 

@@ -169,7 +169,7 @@ class Body:
         if self.in_call and how == "eos" and not stream.has_event(EventName.TRUNCATED):
             if not complete:
                 stream.event(EventName.TRUNCATED, "the output ended inside the call")
-            elif self.field.close is not None:
+            elif not self.field.ends_at_eos:
                 stream.event(EventName.MISSING_END, "no closer at the end of output")
         if self.trailing:
             stream.settle(start + len(text))
@@ -583,7 +583,9 @@ class JsonBody(Body):
             self._drop_raw(self.tokens.token_start)
             return
         limit = self.end if final else self.tokens.position
-        if (final or not self.tokens.in_string) and limit >= self.end:
+        if limit >= self.end:
+            # Blanks at the end wait, inside a string too: if the closer comes next, the
+            # value never closed and runs to it with its trailing blanks trimmed.
             limit = self.end - self.blank
         if limit > self.cursor:
             self._emit_raw(limit)
@@ -713,6 +715,7 @@ class TagsBody(_Members):
         self.tail: Delimiter | None = None
         self.value: list[str] = []
         self.value_start = start
+        self.head_start = start
 
     def feed(self, text: str, start: int) -> None:
         self.held(text, start)
@@ -729,10 +732,10 @@ class TagsBody(_Members):
                     self._skip(len(self.buffer) if found is None else found.start)
                     return
                 self._skip(found.start)
+                self.head_start = self.base
                 self.key = (found.groups or {}).get("key", "")
                 self.tail = self.tags.tail_for(self.key)
                 self._advance(found.end - found.start)
-                self.decide(self.base)
                 self.value = []
                 self.value_start = self.base
                 continue
@@ -766,14 +769,18 @@ class TagsBody(_Members):
         complete = True
         if not self.trailing and self.in_call:
             self._scan(eos=True)
-            if self.key is not None and not self.trailing:
-                complete = False  # a tag whose value never ended
-                if how != "eos":
+            if self.key is not None and not self.stopped():
+                # A tag whose value never ended: the arguments stay as emitted, and the
+                # tag (never emitted) is content, verbatim.
+                complete = False
+                if how == "eos":
+                    self.stream.event(EventName.TRUNCATED, "the output ended inside a value")
+                else:
                     self.stream.event(
                         EventName.MALFORMED_ARGUMENTS, f"the value of {self.key!r} never ends"
                     )
-                    self.defective = True
-                    self.start_trailing(self.value_start, "an unfinished tag")
+                self.defective = True
+                self.start_trailing(self.head_start, "an unfinished tag")
         self.wind_up(text, start, how, complete=complete)
 
 

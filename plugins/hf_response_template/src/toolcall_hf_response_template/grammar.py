@@ -362,6 +362,8 @@ def _tags(field: Field, entry: ToolPlan, schema: dict[str, Any]) -> Format:
     parser = field.content_args.get("value_parser") or {}
     json_values = parser.get("name") == "json" and not parser.get("args", {}).get("allow_non_json")
     shapes: list[Format] = []
+    if isinstance(properties, Mapping) and not properties:
+        return _regex(_WS)  # a pinned tool without parameters takes no tag
     if isinstance(properties, Mapping):
         for key, property_schema in properties.items():
             head = _with_key(rest, key)

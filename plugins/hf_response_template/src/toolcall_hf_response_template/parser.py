@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from toolcall.parser import Parser, ParserContext
 from toolcall.types import Vocabulary
 from toolcall_hf_response_template.stream import HfStream
-from toolcall_hf_response_template.template import Template, TemplateError, load_template
+from toolcall_hf_response_template.template import (
+    Template,
+    TemplateError,
+    load_template,
+    markers_of,
+)
 
 if TYPE_CHECKING:
     from toolcall.strictness import Plan
@@ -85,8 +90,8 @@ class HfParser(Parser):
     def __init__(self, context: ParserContext | None = None) -> None:
         super().__init__(context)
         self.template = self.template_of(self.context.vocabulary)
-        # The markers that never stand in content: what opens a region from the content.
-        self.markers = _markers(self.template)  # type: ignore[misc]
+        # Markup that stands in content only as markup that was not read (unparsed-markup).
+        self.markers = markers_of(self.template)  # type: ignore[misc]
 
     @classmethod
     def template_of(cls, vocabulary: Vocabulary) -> Template:
@@ -103,16 +108,3 @@ class HfParser(Parser):
         from toolcall_hf_response_template.grammar import structural_tag  # noqa: PLC0415
 
         return structural_tag(self.template, plan, prompt=self.context.prompt)
-
-
-def _markers(template: Template) -> tuple[str, ...]:
-    """The literal delimiters watched in the content: the fields' openers and the
-    implicit field's closer."""
-    found: list[str] = []
-    for field in template.fields.values():
-        if field.open is not None and field.open.literals is not None:
-            found.extend(field.open.literals)
-    implicit = template.fields.get(template.implicit or "")
-    if implicit is not None and implicit.close is not None and implicit.close.literals:
-        found.extend(implicit.close.literals)
-    return tuple(dict.fromkeys(found))

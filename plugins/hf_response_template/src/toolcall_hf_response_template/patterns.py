@@ -141,7 +141,7 @@ def _ambiguous_branches(body: Any) -> bool:
 class Delimiter:
     """One delimiter: literals (any of them) or a pattern, matched with ``DOTALL``."""
 
-    __slots__ = ("can_extend", "groups", "literals", "longest", "pattern", "source")
+    __slots__ = ("can_extend", "groups", "literals", "longest", "pattern", "prefix", "source")
 
     def __init__(self, *, literals: Sequence[str] | None = None, pattern: str | None = None):
         if (literals is None) == (pattern is None):
@@ -163,6 +163,12 @@ class Delimiter:
             self.longest = LONGEST
             self.source = repr(pattern)
         self.groups: tuple[str, ...] = tuple(self.pattern.groupindex)
+        #: The literal text every match starts with ("" when it may start otherwise).
+        self.prefix = (
+            self.literals[0]
+            if self.literals and len(self.literals) == 1
+            else (_literal_prefix(pattern) if pattern is not None else "")
+        )
 
     def find(self, text: str, pos: int, *, eos: bool = False) -> Found | None:
         """The leftmost delimiter in ``text[pos:]``, complete or pending; at ``eos``
@@ -214,6 +220,31 @@ class Delimiter:
             pending = not eos and end == size
             return Found(begin, end, pending=pending, groups=_groups(match))
         return None
+
+
+_META: Final = frozenset(".^$*+?{}[]\\|()")
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The literal text a pattern's every match starts with (escapes read; a character
+    followed by a quantifier, or any alternation, ends it)."""
+    if "|" in pattern.replace("\\|", ""):
+        return ""
+    out: list[str] = []
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        step = 1
+        if char == "\\" and at + 1 < len(pattern) and not pattern[at + 1].isalnum():
+            char = pattern[at + 1]
+            step = 2
+        elif char in _META:
+            break
+        if at + step < len(pattern) and pattern[at + step] in "*+?{":
+            break
+        out.append(char)
+        at += step
+    return "".join(out)
 
 
 def _groups(match: Any) -> dict[str, str]:

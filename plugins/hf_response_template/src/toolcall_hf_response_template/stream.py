@@ -23,11 +23,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import regex
+
 from toolcall.callstream import CallStream
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.bodies import Body, End, make_body
 from toolcall_hf_response_template.regions import Close, Open, RegionScanner, Text
-from toolcall_hf_response_template.template import CONTENT, THINKING, Field, Template
+from toolcall_hf_response_template.template import CONTENT, THINKING, Field, Template, markers_of
 
 if TYPE_CHECKING:
     from toolcall_hf_response_template.parser import HfParser
@@ -72,7 +74,8 @@ class _Region:
 
 
 class _Content(_Region):
-    pass
+    def text(self, text: str, start: int) -> None:
+        self.stream.content(text, start)
 
 
 class _Thinking(_Region):
@@ -167,6 +170,11 @@ class HfStream(CallStream):
         self.scanner = RegionScanner(template)
         self.region: _Region | None = None
         self.held_at = -1  # where the scanner's undecided text starts, held by the machine
+        markers = markers_of(template)
+        #: Finds a delimiter's text in content (markup that was not read), for its event.
+        self.markup = regex.compile("|".join(regex.escape(m) for m in markers)) if markers else None
+        self.longest = max(map(len, markers), default=1) - 1
+        self.content_tail = ""  # the end of the content so far, for markup split across texts
         prefix = prompt_prefix(template, parser.context.prompt)
         self.prefix = len(prefix)
         if prefix:
@@ -193,6 +201,17 @@ class HfStream(CallStream):
             self.unhold(self.held_at)
             self.held_at = -1
         self._apply(self.scanner.finish())
+
+    def content(self, text: str, start: int) -> None:
+        """Content; a delimiter's text in it is markup that was not read (a stray closer,
+        an opener that did not complete), recorded once as ``unparsed-markup``."""
+        if self.markup is not None:
+            window = self.content_tail + text
+            if self.markup.search(window):
+                self.markup = None
+                self.event(EventName.UNPARSED_MARKUP, "a delimiter's text in content", None)
+            self.content_tail = window[-self.longest :] if self.longest else ""
+        super().content(text, start)
 
     # -- regions ----------------------------------------------------------------------------
 

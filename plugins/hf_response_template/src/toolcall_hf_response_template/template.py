@@ -45,6 +45,7 @@ __all__ = [
     "Template",
     "TemplateError",
     "load_template",
+    "markers_of",
     "template_from_json",
 ]
 
@@ -121,6 +122,14 @@ class Field:
     @property
     def strip(self) -> bool:
         return bool(self.content_args.get("strip", True))
+
+    @property
+    def ends_at_eos(self) -> bool:
+        """Whether the end of the output is a normal end of this field's region: it has
+        no closer, or its closer may be a look-ahead at what follows (Mistral's calls end
+        where the next ``[TOOL_CALLS]`` starts)."""
+        close = self.close
+        return close is None or (close.literals is None and "(?=" in close.pattern.pattern)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,3 +395,14 @@ def _check_transform(
                 f"{{{path}}} is neither content nor a named group of the open pattern "
                 f"(groups: {', '.join(captures) or 'none'})",
             )
+
+
+def markers_of(template: Template) -> tuple[str, ...]:
+    """The template's delimiters as literal text: every opener and closer (a pattern by
+    the literal text its matches start with)."""
+    found: list[str] = []
+    for field in template.fields.values():
+        for delimiter in (field.open, field.close):
+            if delimiter is not None:
+                found.extend(delimiter.literals or (delimiter.prefix,))
+    return tuple(dict.fromkeys(marker for marker in found if marker))

@@ -131,6 +131,11 @@ class Parser(abc.ABC):
     #: The shipped conformance corpus this parser must pass (a parser name whose
     #: format it shares, e.g. ``qwen3_json`` passes ``hermes``); empty means ``name``.
     corpus: ClassVar[str] = ""
+    #: Whether the parser reads the whole message from the tokenizer's
+    #: ``response_template`` (reasoning included, and the prompt's prefill): the vLLM
+    #: bridge then serves it the way vLLM serves its own ``hf``, combinable with
+    #: ``--reasoning-parser NAME`` (``toolcall.vllm.template_route``).
+    whole_message: ClassVar[bool] = False
 
     def __init__(self, context: ParserContext | None = None) -> None:
         self.context = context if context is not None else ParserContext()

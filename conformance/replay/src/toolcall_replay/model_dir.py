@@ -169,7 +169,9 @@ def _tokenizer_json(fam: ModelFamily, tokenizer: Any) -> Path:
     return path
 
 
-def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
+def _files(
+    fam: ModelFamily, tokenizer: Any, extra: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """Every file of the directory except tokenizer.json (copied), as text."""
     json_path = _tokenizer_json(fam, tokenizer)
     source_config = json.loads((json_path.parent / "tokenizer_config.json").read_text("utf-8"))
@@ -179,6 +181,7 @@ def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
         "model_max_length": fam.config["max_position_embeddings"],
         "clean_up_tokenization_spaces": False,
         "chat_template": template_text(fam.name),
+        **(extra or {}),
     }
     vocab = tokenizer.special_tokens
     eos_text = tokenizer_config.get("eos_token")
@@ -216,16 +219,29 @@ def _stamp(directory: Path) -> str | None:
         return None
 
 
-def build_model_dir(family: str, dest: Path | None = None) -> Path:
+def build_model_dir(
+    family: str,
+    dest: Path | None = None,
+    *,
+    tokenizer_config: Mapping[str, Any] | None = None,
+) -> Path:
     """Build (or reuse) the weightless model directory of ``family`` at ``dest``.
 
     ``dest`` defaults to ``$TOOLCALL_CACHE/replay-models/<family>``. The directory is rebuilt when
     its inputs (tokenizer, template, configs) change; a finished directory is never half-written.
+    ``tokenizer_config`` adds keys to ``tokenizer_config.json`` (such as a ``response_template``);
+    the default directory is then ``<family>-<a digest of them>``.
     """
     fam = _family(family)
-    dest = (dest if dest is not None else default_model_root() / fam.name).expanduser()
+    if dest is None:
+        name = fam.name
+        if tokenizer_config:
+            key = json.dumps(tokenizer_config, sort_keys=True).encode()
+            name = f"{fam.name}-{hashlib.sha256(key).hexdigest()[:12]}"
+        dest = default_model_root() / name
+    dest = dest.expanduser()
     tokenizer = get_tokenizer(fam.tokenizer)
-    files = _files(fam, tokenizer)
+    files = _files(fam, tokenizer, tokenizer_config)
     tokenizer_json = _tokenizer_json(fam, tokenizer)
     digest = _digest(files, tokenizer_json)
     if _stamp(dest) == digest:

@@ -42,9 +42,12 @@ __all__ = [
     "delta_tool_call",
     "enforce_strict_tool_calling",
     "extracted_tool_calls",
+    "function_call",
     "init_base",
+    "register_template_reasoning_parser",
     "register_tool_parser",
     "request_data",
+    "strict_level",
     "structural_tag",
 ]
 
@@ -91,6 +94,25 @@ def register_tool_parser(
     ToolParserManager.register_module(name=name, force=True, module=build())
 
 
+#: vLLM's response-template reasoning parser, as its lazy registry names it.
+_TEMPLATE_REASONING = "ResponseTemplateReasoningParser"
+
+
+def register_template_reasoning_parser(name: str, module_path: str, attribute: str) -> None:
+    """If vLLM's reasoning parser ``name`` is its response-template one (``hf``), register
+    ours over it, lazily. Other reasoning parsers are left alone."""
+    try:
+        from vllm.reasoning import ReasoningParserManager  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - before response templates
+        return
+    lazy = getattr(ReasoningParserManager, "lazy_parsers", {})
+    entry = lazy.get(name)
+    if entry is None or entry[1] != _TEMPLATE_REASONING:
+        return
+    if hasattr(ReasoningParserManager, "register_lazy_module"):
+        ReasoningParserManager.register_lazy_module(name, module_path, attribute)
+
+
 def delta_tool_call(
     index: int,
     *,
@@ -120,14 +142,33 @@ def delta_tool_call(
     return _protocol.DeltaToolCall(**fields)
 
 
-def delta_message(content: str | None, tool_calls: Sequence[Any]) -> Any:
-    """A ``DeltaMessage`` with only ``content`` and/or ``tool_calls`` set."""
+def delta_message(content: str | None, tool_calls: Sequence[Any], reasoning: str = "") -> Any:
+    """A ``DeltaMessage`` with only ``content``, ``reasoning`` and/or ``tool_calls`` set
+    (``reasoning`` is the field vLLM 0.33 reads; older releases called it
+    ``reasoning_content``)."""
     fields: dict[str, Any] = {}
     if content:
         fields["content"] = content
+    if reasoning:
+        fields[_REASONING_FIELD] = reasoning
     if tool_calls:
         fields["tool_calls"] = list(tool_calls)
     return _protocol.DeltaMessage(**fields)
+
+
+_REASONING_FIELD = (
+    "reasoning" if "reasoning" in _protocol.DeltaMessage.model_fields else "reasoning_content"
+)
+
+
+def function_call(call_id: str | None, name: str, arguments: str) -> Any:
+    """A ``FunctionCall`` (the calls a unified parser's ``parse`` returns)."""
+    return _protocol.FunctionCall(id=call_id, name=name, arguments=arguments)
+
+
+def strict_level(level: Any) -> StrictLevel:
+    """Our strict level for vLLM's ``ToolStrictLevel`` (or its int)."""
+    return StrictLevel(int(level))
 
 
 def extracted_tool_calls(calls: Sequence[tuple[str, str, str]], content: str | None) -> Any:

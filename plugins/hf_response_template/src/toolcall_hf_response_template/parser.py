@@ -82,6 +82,7 @@ class HfParser(Parser):
     """Any checkpoint's ``response_template`` (the Hugging Face region spec)."""
 
     name: ClassVar[str] = "hf"
+    whole_message: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "the checkpoint's response_template (tokenizer_config.json): thinking, content, "
         "tool_calls regions"

@@ -13,10 +13,10 @@ import pytest
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 pytest.importorskip("vllm", reason="needs vLLM 0.33 installed (the vllm nox session)")
 
-from vllm.entrypoints.generate.base.protocol import DeltaMessage  # noqa: E402
+from vllm.entrypoints.generate.base.protocol import DeltaMessage
 
-from toolcall import CallStream, Delta, Parser, ParserContext, Request, ToolCallDelta  # noqa: E402
-from toolcall.vllm.adapter import adapter_for, delta_message  # noqa: E402
+from toolcall import CallStream, Delta, Parser, ParserContext, Request, ToolCallDelta
+from toolcall.vllm.adapter import adapter_for, delta_message
 
 pytestmark = pytest.mark.vllm
 

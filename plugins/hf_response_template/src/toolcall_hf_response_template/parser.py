@@ -82,7 +82,11 @@ class HfParser(Parser):
     """Any checkpoint's ``response_template`` (the Hugging Face region spec)."""
 
     name: ClassVar[str] = "hf"
-    whole_message: ClassVar[bool] = True
+    #: Served the way vLLM serves its own hf (combinable with --reasoning-parser hf),
+    #: unless the template comes from TOOLCALL_RESPONSE_TEMPLATE: that route checks the
+    #: tokenizer's template before any plugin code runs, so then hf is served as a tool
+    #: parser (read when the plugin is imported, in the server's process).
+    whole_message: ClassVar[bool] = not os.environ.get(ENV, "").strip()
     summary: ClassVar[str] = (
         "the checkpoint's response_template (tokenizer_config.json): thinking, content, "
         "tool_calls regions"
@@ -109,3 +113,31 @@ class HfParser(Parser):
         from toolcall_hf_response_template.grammar import structural_tag  # noqa: PLC0415
 
         return structural_tag(self.template, plan, prompt=self.context.prompt)
+
+
+def template_parser(name: str, data: Mapping[str, Any]) -> type[HfParser]:
+    """A parser named ``name`` whose format is the template in ``data`` (the template
+    itself, or ``{"response_template": ..., "summary": ...}``), whatever the tokenizer
+    carries; raises :class:`TemplateError` for a template that cannot be served."""
+    raw = data["response_template"] if "response_template" in data else data
+    template = _cached(raw)
+    summary = data.get("summary")
+    text = summary if isinstance(summary, str) else f"the response template of {name!r} (data)"
+
+    def template_of(cls: type[HfParser], vocabulary: Vocabulary) -> Template:
+        del cls, vocabulary
+        return template
+
+    return type(
+        f"TemplateParser_{name}",
+        (HfParser,),
+        {
+            "__module__": __name__,
+            "name": name,
+            "summary": text,
+            # Its template is its own, not the tokenizer's: vLLM serves it as a tool parser
+            # (vLLM's response-template route checks the tokenizer's template).
+            "whole_message": False,
+            "template_of": classmethod(template_of),
+        },
+    )

@@ -119,7 +119,7 @@ def template_parser(name: str, data: Mapping[str, Any]) -> type[HfParser]:
     """A parser named ``name`` whose format is the template in ``data`` (the template
     itself, or ``{"response_template": ..., "summary": ...}``), whatever the tokenizer
     carries; raises :class:`TemplateError` for a template that cannot be served."""
-    raw = data["response_template"] if "response_template" in data else data
+    raw = data.get("response_template", data)
     template = _cached(raw)
     summary = data.get("summary")
     text = summary if isinstance(summary, str) else f"the response template of {name!r} (data)"

@@ -481,7 +481,9 @@ class JsonBody(Body):
         """A value ended; if it was the root, the rest of the region is trailing."""
         if not self.stack:
             if self.in_call and self.args_state == "none" and not self.each:
-                self._arguments("{}" if self.args_path is not None else "")
+                if self.args_path is not None:
+                    self._arguments("{}")  # a call object without arguments
+                self.args_state = "done"
                 self.stream.end_arguments()
             self.root_end = end
 

@@ -92,14 +92,14 @@ def _problem(items: Sequence[tuple[Any, Any]], *, inside: bool) -> str | None:
                     "an unbounded repeat inside another (such as (a+)+) can take "
                     "exponential time on text that almost matches"
                 )
-            if unbounded and _ambiguous_branches(body):
-                return (
-                    "an unbounded repeat of an alternation whose branches may start with "
-                    "the same character (such as (a|ab)*) can take exponential time"
-                )
             found = _problem(list(body), inside=inside or unbounded)
             if found:
                 return found
+            if unbounded and _ambiguous_branches(body):
+                return (
+                    "an unbounded repeat of something that can match one text in several "
+                    "ways (such as (a|aa)*) can take exponential time"
+                )
         elif op == sre_constants.POSSESSIVE_REPEAT:
             continue  # no backtracking into it
         elif op == sre_constants.ATOMIC_GROUP:
@@ -121,20 +121,25 @@ def _problem(items: Sequence[tuple[Any, Any]], *, inside: bool) -> str | None:
 
 
 def _ambiguous_branches(body: Any) -> bool:
-    """Whether ``body`` holds an alternation whose branches may start alike."""
+    """Whether the body of an unbounded repeat may match one text in several ways: it
+    holds an alternation whose branches may start alike (or be empty), or a part of
+    varying length (``(a|aa)*`` is ``(aa?)*`` to Python's parser)."""
     for op, arg in body:
         if op == sre_constants.SUBPATTERN:
-            return _ambiguous_branches(arg[3])
-        if op == sre_constants.BRANCH:
+            if _ambiguous_branches(arg[3]):
+                return True
+        elif op == sre_constants.BRANCH:
             firsts: list[int] = []
             for branch in arg[1]:
                 if not branch or branch[0][0] != sre_constants.LITERAL:
                     return True
                 firsts.append(branch[0][1])
-            return len(set(firsts)) != len(firsts)
-        if op == sre_constants.IN:
-            continue
-        return False
+                if _ambiguous_branches(branch):
+                    return True
+            if len(set(firsts)) != len(firsts):
+                return True
+        elif op in _REPEATS and arg[0] != arg[1]:
+            return True
     return False
 
 

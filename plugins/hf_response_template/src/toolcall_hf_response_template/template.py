@@ -191,6 +191,7 @@ def load_template(spec: object) -> Template:
                 f"is not a field vLLM serves (the fields are {', '.join(_FIELDS)})",
             )
     fields = {name: _field(name, raw_fields[name]) for name in raw_fields}
+    _check_overlap(fields)
     implicit = [name for name, field in fields.items() if field.open is None]
     if len(implicit) > 1:
         raise TemplateError(
@@ -207,6 +208,20 @@ def load_template(spec: object) -> Template:
     return Template(
         fields=fields, start_anchor=anchor, implicit=implicit[0] if implicit else None, source=spec
     )
+
+
+def _check_overlap(fields: Mapping[str, Field]) -> None:
+    """Two fields that open on the same literal text would overlap: which region the text
+    opens could not be told from the template."""
+    seen: dict[str, str] = {}
+    for name, field in fields.items():
+        for literal in field.open.literals or () if field.open is not None else ():
+            other = seen.setdefault(literal, name)
+            if other != name:
+                raise TemplateError(
+                    f"fields.{name}.open",
+                    f"{literal!r} also opens {other}: two fields cannot open on the same text",
+                )
 
 
 def _field(name: str, raw: object) -> Field:

@@ -129,8 +129,13 @@ def call_shape(transform: object, *, each: bool, captures: Sequence[str]) -> Cal
     """Read where calls come from; raises :class:`ShapeError` for a transform that
     yields no name, no arguments, or reads what the region cannot give it."""
     tool = _symbol(transform) if transform is not None else _Ref("content", ())
-    function = _member(tool, "function", "function")
-    name = _source(_member(function, "name", "function.name"), each, captures, "function.name")
+    try:
+        function = _member(tool, "function", "function")
+        name_symbol = _member(function, "name", "function.name")
+    except ShapeError as error:
+        msg = f"the transform yields no name: {error}"
+        raise ShapeError(msg) from None
+    name = _source(name_symbol, each, captures, "function.name")
     if name.kind == "literal" and not (isinstance(name.value, str) and name.value):
         msg = f"the transform yields no name: function.name is the literal {name.value!r}"
         raise ShapeError(msg)

@@ -26,7 +26,9 @@ GPT_OSS = {
         "thinking": {"open": "<|channel|>analysis<|message|>", "close": "<|end|>"},
         "content": {"open": "<|channel|>final<|message|>", "close": "<|end|>"},
         "tool_calls": {
-            "open_pattern": "<\\|channel\\|>commentary to=functions\\.(?P<name>\\w+).*?<\\|message\\|>",
+            "open_pattern": (
+                "<\\|channel\\|>commentary to=functions\\.(?P<name>\\w+).*?<\\|message\\|>"
+            ),
             "close": "<|call|>",
             "content": "json",
             "repeats": True,

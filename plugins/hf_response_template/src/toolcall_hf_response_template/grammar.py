@@ -51,11 +51,11 @@ Format = dict[str, Any]
 _WS: Final = "[ \\t\\n\\r]*"
 _META: Final = frozenset(".^$*+?{}[]\\|()")
 _ESCAPES: Final = {"n": "\n", "r": "\r", "t": "\t"}
-#: Optional blanks at the edge of a delimiter or of one of its branches: the text or
-#: JSON blanks around it absorb them.
-_EDGE_BLANKS: Final = regex.compile(
-    r"(?:(?<=\A|\(\?:|\|)(?:\\s[*?]|\\n\?)+)|(?:(?:\\s[*?]|\\n\?)+(?=\Z|\)|\|))"
-)
+#: Optional blanks at either edge of a delimiter: the text or JSON blanks around it
+#: absorb them.
+_EDGE_BLANKS: Final = regex.compile(r"\A(?:\\s[*?]|\\n\?)+|(?:\\s[*?]|\\n\?)+\Z")
+#: Blanks inside a delimiter, read as none or one newline (what templates write).
+_INNER_BLANKS: Final = {"\\s*": ["", "\n"], "\\s?": ["", "\n"], "\\n?": ["", "\n"], "\\s+": ["\n"]}
 
 
 class GrammarError(ValueError):
@@ -471,6 +471,13 @@ def _concatenation(pattern: str, at: int) -> tuple[list[str] | None, int]:
                 return None, at
             at += 1
             atom = inner
+        elif pattern[at : at + 3] in _INNER_BLANKS:
+            atom = _INNER_BLANKS[pattern[at : at + 3]]
+            at += 3
+            strings = [s + a for s in strings for a in atom]
+            if len(strings) > 16:
+                return None, at
+            continue
         elif pattern[at] == "\\" and at + 1 < len(pattern):
             char = pattern[at + 1]
             if char.isalnum() and char not in _ESCAPES:

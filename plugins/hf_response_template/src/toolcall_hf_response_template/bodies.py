@@ -770,6 +770,17 @@ class TagsBody(_Members):
         self.stream.hold(text, start)
         complete = True
         if not self.trailing and self.in_call:
+            if how == "eos" and self.key is None and self.buffer:
+                found = self.tags.head.find(self.buffer, 0)
+                if found is not None and found.pending:
+                    # Cut off inside a tag's head: what was emitted stands, the unfinished
+                    # head is content.
+                    self._skip(found.start)
+                    self.stream.event(EventName.TRUNCATED, "the output ended inside a tag")
+                    self.defective = True
+                    self.start_trailing(self.base, "an unfinished tag")
+                    self.wind_up(text, start, how, complete=False)
+                    return
             self._scan(eos=True)
             if self.key is not None and not self.stopped():
                 # A tag whose value never ended: the arguments stay as emitted, and the

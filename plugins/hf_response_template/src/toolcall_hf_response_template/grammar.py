@@ -235,12 +235,48 @@ def _escape(text: str) -> str:
 
 
 def _plain(pattern: str) -> str:
-    """A template pattern as xgrammar's regex reads it: no named groups, no laziness."""
+    """A template pattern as xgrammar's regex reads it: no named groups, no laziness, and
+    no final look-ahead (what follows an opener is the body, which the grammar writes)."""
+    pattern = _without_final_lookahead(pattern)
     if regex.search(r"\(\?[=!<]|\\[AZbB]|(?<!\\)[\^$]", pattern):
         msg = f"the pattern {pattern!r} uses an anchor or a look-around, which xgrammar lacks"
         raise GrammarError(msg)
     plain = regex.sub(r"\(\?P<\w+>", "(", pattern)
     return regex.sub(r"(?<!\\)([*+?}])\?", r"\1", plain)
+
+
+def _without_final_lookahead(pattern: str) -> str:
+    start = pattern.rfind("(?=")
+    while start >= 0:
+        span = _group_span_at(pattern, start)
+        if span == len(pattern):
+            return pattern[:start]
+        start = pattern.rfind("(?=", 0, start)
+    return pattern
+
+
+def _group_span_at(pattern: str, start: int) -> int:
+    """Where the group opening at ``start`` ends (-1 when it does not)."""
+    depth = 0
+    in_class = False
+    at = start
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+        at += 1
+    return -1
 
 
 def _body(field: Field, entry: ToolPlan, *, at_most_one: bool) -> list[Format]:

@@ -232,8 +232,9 @@ _META: Final = frozenset(".^$*+?{}[]\\|()")
 
 def _literal_prefix(pattern: str) -> str:
     """The literal text a pattern's every match starts with (escapes read; a character
-    followed by a quantifier, or any alternation, ends it)."""
-    if "|" in pattern.replace("\\|", ""):
+    followed by a quantifier, a group, a class ends it; an alternation at the top level
+    leaves none)."""
+    if _top_level_alternation(pattern):
         return ""
     out: list[str] = []
     at = 0
@@ -250,6 +251,29 @@ def _literal_prefix(pattern: str) -> str:
         out.append(char)
         at += step
     return "".join(out)
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth = 0
+    in_class = False
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            return True
+        at += 1
+    return False
 
 
 def _groups(match: Any) -> dict[str, str]:

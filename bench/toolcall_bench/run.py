@@ -321,6 +321,14 @@ def _parser(
     from toolcall.vllm.adapters import adapter_class  # noqa: PLC0415 - imports vLLM
 
     builtin = baseline.builtin_class(name)
+    metadata: dict[str, Any] = {}
+    example_template = getattr(entry.parser_class, "example_template", None)
+    if callable(example_template):
+        # A format that is data (hf): the tokenizer carries the template, as a checkpoint's.
+        metadata["response_template"] = example_template()
+        vllm_tokenizer = _cached(
+            baseline.vllm_tokenizer(tokenizer_name, response_template=metadata["response_template"])
+        )
     drivers: list[Driver] = [
         VllmDriver("builtin", baseline.compose(builtin), vllm_tokenizer, request),
         VllmDriver("adapter", baseline.compose(adapter_class(name)), vllm_tokenizer, request),
@@ -328,7 +336,9 @@ def _parser(
             entry.parser_class,
             ParserContext(
                 request=Request.from_openai(REQUEST),
-                vocabulary=Vocabulary(special_tokens=dict(tokenizer.special_tokens)),
+                vocabulary=Vocabulary(
+                    special_tokens=dict(tokenizer.special_tokens), metadata=metadata
+                ),
             ),
         ),
         VllmDriver(

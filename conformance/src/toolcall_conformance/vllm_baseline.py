@@ -28,6 +28,7 @@ call's first delta is checked for an index, an id, type ``function`` and its nam
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ BASELINE_CHECKS = ("parse", *STREAM_CHECKS)
 #: The tokenizer a text-only case (``tokenizer: null``) is parsed with, per parser name:
 #: vLLM always builds its parsers with one.
 DEFAULT_TOKENIZERS = {
+    "hf": "qwen2.5",
     "hermes": "qwen2.5",
     "qwen3_json": "qwen2.5",
     "glm45": "glm4.5",
@@ -149,7 +151,22 @@ class VllmBaseline:
     def compose(self, tool_parser_class: type[Any]) -> type[Any]:
         """``tool_parser_class`` inside vLLM's ``DelegatingParser``, as
         ``ParserManager._compose_parser``'s default branch composes it (no reasoning
-        parser). Build an instance per output with ``(tokenizer, request.tools)``."""
+        parser); a response-template tool parser (``hf``) inside the parser of the whole
+        message it stands for, as ``ParserManager`` composes that one. Build an instance
+        per output with ``(tokenizer, request.tools)``; for a response-template parser the
+        tokenizer carries the template (:meth:`vllm_tokenizer`)."""
+        unified = getattr(tool_parser_class, "unified_parser_cls", None)
+        if callable(unified):
+            return type(
+                f"Conformance{tool_parser_class.__name__}",
+                (unified(),),
+                {
+                    "reasoning_parser_cls": None,
+                    "tool_parser_cls": tool_parser_class,
+                    "tool_strict_level": None,
+                    "_enable_auto_tools": True,
+                },
+            )
         return type(
             f"Conformance{tool_parser_class.__name__}",
             (self._delegating,),
@@ -165,16 +182,24 @@ class VllmBaseline:
         if tokenizer_name is None:
             msg = f"text-only case and no default tokenizer for vLLM's {name!r}"
             raise ValueError(msg)
-        return self.vllm_tokenizer(tokenizer_name)
+        return self.vllm_tokenizer(tokenizer_name, response_template=case.response_template)
 
-    def vllm_tokenizer(self, tokenizer_name: str) -> Any:
-        """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with."""
+    def vllm_tokenizer(
+        self, tokenizer_name: str, *, response_template: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with
+        (carrying ``response_template`` as a checkpoint's ``tokenizer_config.json`` would:
+        a copy, the shared tokenizer is left alone)."""
         tokenizer = get_tokenizer(tokenizer_name)
         if tokenizer.tokenizer_json_path is None:
             # mistral-common: vLLM wraps it in its own MistralTokenizer.
             mistral = importlib.import_module("vllm.tokenizers.mistral")
             return mistral.MistralTokenizer(tokenizer.hf_tokenizer)
-        return tokenizer.hf_tokenizer
+        if response_template is None:
+            return tokenizer.hf_tokenizer
+        carrying = copy.copy(tokenizer.hf_tokenizer)
+        carrying.response_template = dict(response_template)
+        return carrying
 
     def _request(self, case: Case) -> Any:
         return self.chat_request(case.request)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
@@ -108,6 +109,27 @@ class HfParser(Parser):
 
     def stream(self) -> HfStream:
         return HfStream(self)
+
+    # -- what the benchmark runs it with (bench/toolcall_bench) ----------------------------
+
+    @classmethod
+    def example_template(cls) -> dict[str, Any]:
+        """The template the benchmark gives the tokenizer: the Hermes/Qwen one shipped here."""
+        text = resources.files(__package__).joinpath("templates/hermes.json").read_text("utf-8")
+        data: dict[str, Any] = json.loads(text)
+        return data
+
+    @classmethod
+    def example_output(cls, content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """An assistant turn in the format of :meth:`example_template` (Qwen2.5's chat
+        template writes it so: the content, then per call ``<tool_call>`` and its JSON)."""
+        turn = ("\n" + content if content else "") + "".join(
+            "\n<tool_call>\n"
+            + json.dumps({"name": name, "arguments": dict(arguments)}, ensure_ascii=False)
+            + "\n</tool_call>"
+            for name, arguments in calls
+        )
+        return turn.removeprefix("\n")
 
     def structural_tag(self, plan: Plan) -> dict[str, Any] | None:
         from toolcall_hf_response_template.grammar import structural_tag  # noqa: PLC0415

@@ -115,9 +115,23 @@ def conformance(session: nox.Session) -> None:
     if example.exists():
         _install_local(session, example)
     session.run("pytest", "conformance/tests", "-m", "not vllm", *session.posargs)
+    # The benchmark's own tests that need no vLLM (the linear-cost shapes).
+    session.run("pytest", "bench/tests", "-m", "not vllm", *session.posargs)
     if example.exists():
         session.run("pytest", str(example / "tests"))
     session.run("toolcall", "conformance")
+
+
+@nox.session(python=PYTHON, default=False)
+def fuzz(session: nox.Session) -> None:
+    """Mutated corpus outputs through every installed parser, a large budget with random
+    seeds (TOOLCALL_FUZZ_EXAMPLES per parser, default 5,000). CI runs a bounded,
+    derandomized budget of the same test in the conformance session."""
+    session.install(*TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.env["TOOLCALL_FUZZ_EXAMPLES"] = os.environ.get("TOOLCALL_FUZZ_EXAMPLES", "5000")
+    session.env["TOOLCALL_FUZZ_RANDOM"] = "1"
+    session.run("pytest", "conformance/tests/test_fuzz.py", *session.posargs)
 
 
 @nox.session(python=PYTHON, default=False)
@@ -267,6 +281,23 @@ def vllm(session: nox.Session) -> None:
             external=True,
             success_codes=[0, 5],
         )
+
+
+@nox.session(python=PYTHON, default=False)
+def linear(session: nox.Session) -> None:
+    """Linear cost on every input shape, for every installed parser (bench/README.md)."""
+    session.install(*TEST_DEPS)
+    _install_local(session, *DISTRIBUTIONS)
+    session.run(
+        "python",
+        "-m",
+        "toolcall_bench.linear",
+        *session.posargs,
+        env={
+            "PYTHONPATH": str(ROOT / "bench"),
+            "TOOLCALL_BENCH_COMMAND": " ".join(["nox -s linear", *session.posargs]),
+        },
+    )
 
 
 @nox.session(python=False, default=False)

@@ -833,3 +833,74 @@ def test_contract_checking_at_run_time(
     assert bool(lines) is broken
     if broken:
         assert any(f"'{LeakyParser.name}'" in line and "§4.4" in line for line in lines)
+
+
+# -- content after a call's last fragment (vLLM's Responses stream) ----------------------
+
+
+class LateContentStream(JsonTagStream):
+    """A call announced in one step whose last fragment, content and another call come in
+    the next step, in that order (as GLM's repeated key pair after a call's "}")."""
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        if text == "open":
+            head = ToolCallDelta(0, self.parser.new_call_id(), "get_weather", '{"city": ')
+            return [Delta(tool_calls=(head,))]
+        if text == "close":
+            return [
+                Delta(tool_calls=(ToolCallDelta(0, arguments='"Paris"}'),)),
+                Delta(content="after"),
+                Delta(tool_calls=(ToolCallDelta(1, self.parser.new_call_id(), "get_time", "{}"),)),
+            ]
+        return [Delta(content=text)] if text else []
+
+    def finish(self) -> list[Delta]:
+        return []
+
+
+class LateContentParser(JsonTagParser):
+    name = "tc_late_content"
+
+    def stream(self) -> JsonTagStream:
+        return LateContentStream(self)
+
+
+def test_content_after_a_calls_fragment_waits_for_the_next_message(tokenizer: Any) -> None:
+    """vLLM's Responses stream splits a message into its content first and its tool calls
+    after (split_delta) and closes the open function call at that content: a fragment of
+    that call in the same message would come after it and break the stream."""
+    from vllm.entrypoints.openai.responses.streaming_events import split_delta
+
+    parser = adapter_for(LateContentParser)(tokenizer, [TOOL])
+    request = chat_request()
+    messages = [
+        parser.extract_tool_calls_streaming("", step, step, [], [], [], request)
+        for step in ("open", "close")
+    ]
+    messages.append(parser.finish_streaming())
+    assert [dumped([m])[0] for m in messages[1:]] == [
+        {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]},
+        {
+            "content": "after",
+            "tool_calls": [
+                {
+                    "index": 1,
+                    "id": entries_of(messages)[2]["id"],
+                    "type": "function",
+                    "function": {"name": "get_time", "arguments": "{}"},
+                }
+            ],
+        },
+    ]
+    # In the order vLLM's Responses stream handles them, a fragment always continues the
+    # function call item still open: content closes it.
+    open_item: int | None = None
+    for message in messages:
+        for part in split_delta(message):
+            if part.content:
+                open_item = None
+            for entry in part.tool_calls or ():
+                if entry.id is not None:
+                    open_item = entry.index
+                else:
+                    assert entry.index == open_item

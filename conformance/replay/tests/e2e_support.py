@@ -95,14 +95,7 @@ def think_length(tokenizer: Any, family: str) -> int:
 
 #: Discrepancies found and reported, not yet fixed: (case id, API) -> what goes wrong. Each is
 #: a strict xfail, so the test fails (XPASS) as soon as the bug is fixed and the entry must go.
-KNOWN: dict[tuple[str, str], str] = {
-    ("glm45/glm4.5/duplicate-key-first-wins", "responses-stream"): (
-        "the GLM parser streams the ignored duplicate <arg_key> as content in the middle of "
-        "call 0 and then more of call 0's arguments; vLLM's Responses stream closes a "
-        "function_call item when content follows it and fails (HTTP stream cut, "
-        "ResponseFunctionToolCallItem name=None) on the late arguments"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def case_params(parser: str, tokenizer: str) -> list[Any]:

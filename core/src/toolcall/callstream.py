@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import abc
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
@@ -189,6 +189,7 @@ class CallStream(abc.ABC):
         self.__call_events: set[str] = set()  # the names of the open call's events
         self.__fast: _Search | None = None
         self.__fast_arguments = False
+        self.__escape: Callable[[str], str] | None = None
         self.__finished = False
         self.__failed = False
 
@@ -226,6 +227,7 @@ class CallStream(abc.ABC):
             fast = self.__fast
             if (
                 fast is not None
+                and text
                 and (scanner is None or not scanner.held)
                 and fast.search(text) is None
             ):
@@ -235,6 +237,8 @@ class CallStream(abc.ABC):
                     # The hot path: argument text with nothing in it to scan for.
                     self.__accounted = end
                     self.__add_span(start, end)
+                    if self.__escape is not None:
+                        text = self.__escape(text)
                     self.__args.append(text)
                     return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
                 self.content(text, start)
@@ -502,14 +506,18 @@ class CallStream(abc.ABC):
         self.__fast = stop
         self.__fast_arguments = False
 
-    def fast_arguments(self, stop: _Search) -> None:
+    def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing."""
+        marker prefix held) is argument text of the open call, and framing: the delta
+        as it stands, or as ``escape`` writes it (a format whose string values are
+        not JSON text streams them through
+        :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
         self.__fast = stop
         self.__fast_arguments = True
+        self.__escape = escape
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""

@@ -33,12 +33,12 @@ calls does not matter):
    order of the deltas (within one ``Delta``, reasoning before content);
 6. after each ``feed``, that text covers the non-framing output so far, modulo
    whitespace, except for a held-back tail of fewer non-whitespace characters than
-   the longest marker, or a tail that starts with a marker (a candidate call that
-   may still turn out to be unreadable markup, which may be held until
-   ``finish``), or content after the last call announced so far while no
-   content after that call was released yet (it may wait until the call's
-   arguments end: clause 2 wins over 6); a call is announced by the end of the
-   step in which its framing ends;
+   the longest marker, or a tail that starts with a marker or with one of the
+   parser's ``unmarked_starts`` (a candidate call that may still turn out to be
+   unreadable markup or prose, which may be held until ``finish``), or content
+   after the last call announced so far while no content after that call was
+   released yet (it may wait until the call's arguments end: clause 2 wins over
+   6); a call is announced by the end of the step in which its framing ends;
 7. see :func:`check_cost`.
 
 Clause 6 needs to know which framing holds which call. Calls are not positioned
@@ -65,7 +65,7 @@ from types import FrameType
 from typing import Any
 
 from toolcall.parser import Parser
-from toolcall.types import Delta, Event, Parsed, Span, ToolCall
+from toolcall.types import Delta, Event, Parsed, Span, ToolCall, is_blank
 
 __all__ = [
     "CLAUSES",
@@ -158,7 +158,7 @@ class DeltaChecker:
 
     Use it beside a live stream::
 
-        checker = DeltaChecker(parser.markers)
+        checker = DeltaChecker(parser.markers, openers=parser.unmarked_starts)
         for text in engine_steps:
             checker.observe(text, stream.feed(text))
         checker.finish(stream.finish(), events=stream.events, framing=stream.framing)
@@ -170,8 +170,12 @@ class DeltaChecker:
     markers' length); ``finish`` is linear in the output.
     """
 
-    def __init__(self, markers: Iterable[str], *, promptness: bool = True) -> None:
+    def __init__(
+        self, markers: Iterable[str], *, promptness: bool = True, openers: Iterable[str] = ()
+    ) -> None:
         self.markers: tuple[str, ...] = tuple(dict.fromkeys(m for m in markers if m))
+        #: Strings that may begin a call without a start marker (``Parser.unmarked_starts``).
+        self.openers: tuple[str, ...] = tuple(dict.fromkeys(o for o in openers if o))
         self.promptness = promptness
         self._hold = max((len(m) for m in self.markers), default=1) - 1
         self._text: list[str] = []
@@ -238,7 +242,7 @@ class DeltaChecker:
         content = "".join(self._content)
         reasoning = "".join(self._reasoning)
         self._parsed = Parsed(
-            content=content if content.strip() else None,
+            content=None if is_blank(content) else content,
             tool_calls=tuple(
                 ToolCall(call.id, call.name, "".join(call.arguments))
                 for _, call in sorted(self._calls.items())
@@ -591,7 +595,7 @@ class _Final:
             held = self.outside[shown]
             if counts[end] - counts[held] <= c._hold:
                 continue  # a possible marker prefix
-            if any(self.text.startswith(marker, held) for marker in c.markers):
+            if any(self.text.startswith(marker, held) for marker in (*c.markers, *c.openers)):
                 continue  # a candidate call, possibly unreadable markup
             if self.inside_open_call(step, shown, held, announced):
                 continue
@@ -651,7 +655,7 @@ class _Final:
 
 
 def _normal(content: str | None) -> str | None:
-    return content if content is not None and content.strip() else None
+    return None if content is None or is_blank(content) else content
 
 
 def compare_parses(streamed: Parsed, reference: Parsed) -> list[Violation]:
@@ -709,7 +713,7 @@ def _run(
         msg = f"{len(token_ids)} token id lists for {len(steps)} steps"
         raise ValueError(msg)
     stream = parser.stream()
-    checker = DeltaChecker(parser.markers, promptness=promptness)
+    checker = DeltaChecker(parser.markers, promptness=promptness, openers=parser.unmarked_starts)
     for number, text in enumerate(steps):
         ids = token_ids[number] if token_ids is not None else ()
         checker.observe(text, stream.feed(text, ids))

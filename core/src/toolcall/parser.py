@@ -123,6 +123,10 @@ class Parser(abc.ABC):
     #: Framing strings that must never reach content (unless returned verbatim
     #: as unreadable markup).
     markers: ClassVar[tuple[str, ...]] = ()
+    #: Strings that may begin a call written without a start marker (DESIGN §6:
+    #: hermes' bare JSON ``{``, a pythonic list ``[``): the delta contract lets the
+    #: stream hold text that starts with one until it knows whether it is a call.
+    unmarked_starts: ClassVar[tuple[str, ...]] = ()
     #: vLLM's ``default_tool_strict_level`` for this family.
     default_strict_level: ClassVar[StrictLevel] = StrictLevel.AUTO
     id_style: ClassVar[IdStyle] = "openai"

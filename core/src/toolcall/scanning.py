@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 import regex
@@ -392,7 +393,7 @@ class JsonEmitter:
     def key(self, key: str) -> str:
         separator = ", " if self._members else ""
         self._members += 1
-        return separator + json.dumps(key, ensure_ascii=False) + ": "
+        return separator + encode_basestring(key) + ": "
 
     @staticmethod
     def string_start() -> str:
@@ -400,7 +401,8 @@ class JsonEmitter:
 
     @staticmethod
     def string_chunk(text: str) -> str:
-        return json.dumps(text, ensure_ascii=False)[1:-1]
+        # What json.dumps(text, ensure_ascii=False) writes, without building an encoder.
+        return encode_basestring(text)[1:-1]
 
     @staticmethod
     def string_end() -> str:

@@ -37,11 +37,10 @@ a value can stream as it arrives (:attr:`ValueType.streams`).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
-
-import regex
 
 from toolcall.types import WHITESPACE
 
@@ -62,8 +61,8 @@ _JSON_TYPES: Final = frozenset(
 )
 #: How deep ``$ref`` chains and nested ``anyOf`` are followed before giving up.
 _MAX_DEPTH: Final = 32
-_SURROGATE: Final = regex.compile(r"[\ud800-\udfff]")
-_ESCAPED_SURROGATE: Final = regex.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")
+_ESCAPED_SURROGATE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _REPLACEMENT: Final = "\ufffd"
 
 

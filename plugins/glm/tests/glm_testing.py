@@ -1,12 +1,14 @@
-"""Helpers shared by the GLM plugin's tests: tools, parsers, feeding a stream."""
+"""Helpers shared by the GLM plugin's tests: tools, parsers, feeding a stream, the contract."""
 
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from typing import Any
 
 from toolcall import Delta, Parsed, Parser, ParserContext, Request, assemble
+from toolcall.contract import check_splits
 from toolcall_glm import Glm45Parser
 
 WEATHER: dict[str, Any] = {
@@ -34,7 +36,11 @@ CODE: dict[str, Any] = {
         "name": "run_code",
         "parameters": {
             "type": "object",
-            "properties": {"code": {"type": "string"}, "data": {"type": "array"}},
+            "properties": {
+                "code": {"type": "string"},
+                "data": {"type": "array"},
+                "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            },
         },
     },
 }
@@ -69,3 +75,35 @@ def args_of(parsed: Parsed) -> list[Any]:
 
 def event_names(parsed: Parsed) -> list[str]:
     return [event.name for event in parsed.events]
+
+
+def random_splits(text: str, count: int, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    splits = [list(text)]
+    for _ in range(count):
+        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12))))
+        splits.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)])
+    return splits
+
+
+def assert_contract(parser: Any, text: str, *, seed: int = 0, promptness: bool = True) -> None:
+    violations = check_splits(parser, text, random_splits(text, 20, seed), promptness=promptness)
+    assert violations == [], "\n".join(map(str, violations))
+
+
+START = "start"  # the call's first entry: index, id and name
+
+
+def shape(deltas: Sequence[Delta]) -> list[tuple[str, object]]:
+    """What one feed released: ("content", text), (START, name), ("args", text)."""
+    out: list[tuple[str, object]] = []
+    for delta in deltas:
+        if delta.content:
+            out.append(("content", delta.content))
+        for entry in delta.tool_calls:
+            if entry.name is not None:
+                assert entry.id, "the first entry of a call carries its id"
+                out.append((START, entry.name))
+            if entry.arguments:
+                out.append(("args", entry.arguments))
+    return out

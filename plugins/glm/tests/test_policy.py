@@ -13,12 +13,21 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from glm_testing import CODE, TIME, WEATHER, args_of, event_names, feed_all, make_parser
+from glm_testing import (
+    CODE,
+    TIME,
+    WEATHER,
+    args_of,
+    assert_contract,
+    event_names,
+    feed_all,
+    make_parser,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolcall import ParserContext, Request, strict_parsing_from_env
-from toolcall.contract import check_cost, check_splits, check_stream
+from toolcall import WHITESPACE, ParserContext, Request, is_blank, strict_parsing_from_env
+from toolcall.contract import check_cost, check_stream
 from toolcall_glm import MARKERS, Glm45Parser, Glm47Parser
 
 SEARCH = {
@@ -31,20 +40,6 @@ SEARCH = {
 MISSING_OPEN = (
     "<tool_call>search<arg_key>query</arg_key>how many vacation days left</arg_value></tool_call>"
 )
-
-
-def random_splits(text: str, count: int, seed: int) -> list[list[str]]:
-    rng = random.Random(seed)
-    splits = [list(text)]
-    for _ in range(count):
-        cuts = sorted(rng.sample(range(1, len(text)), min(len(text) - 1, rng.randint(1, 12))))
-        splits.append([text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)])
-    return splits
-
-
-def assert_contract(parser: Any, text: str, *, seed: int = 0, promptness: bool = True) -> None:
-    violations = check_splits(parser, text, random_splits(text, 20, seed), promptness=promptness)
-    assert violations == [], "\n".join(map(str, violations))
 
 
 # -- missing-value-open ------------------------------------------------------------------
@@ -348,8 +343,8 @@ def test_rendered_calls_round_trip_in_both_framings(
     for call, args in zip(parsed.tool_calls, calls, strict=True):
         assert call.arguments == json.dumps(args, ensure_ascii=False)
     # Whitespace around calls is framing; whitespace-only content is null.
-    want = before.strip(" \t\r\n")
-    assert (parsed.content or "") == (want if want.strip() else "")
+    want = before.strip(WHITESPACE)
+    assert parsed.content == (None if is_blank(want) else want)
     assert parsed.events == ()
     assert_contract(parser, text, seed=seed)
 
@@ -460,6 +455,13 @@ COST_OUTPUTS: dict[str, Callable[[int], str]] = {
         "<arg_key>code</arg_key><arg_value>" + "dup " * n
     ),
     "missing open": lambda n: "<tool_call>run_code<arg_key>data</arg_key>" + "1, " * n,
+    "maybe null": lambda n: (
+        "<tool_call>run_code<arg_key>note</arg_key><arg_value>" + " \n" * n + "nu"
+    ),
+    "optional string": lambda n: (
+        "<tool_call>run_code<arg_key>note</arg_key><arg_value>" + " \n" * n + "x" + "y\n" * n
+    ),
+    "unicode spaces": lambda n: "\u00a0 \u3000\n" * n,
     "between calls": lambda n: "<tool_call>get_time</tool_call>\n" * n,
 }
 
@@ -486,12 +488,30 @@ def test_an_internal_error_becomes_content_not_an_exception(
     def broken(self: object, *args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(module.GlmStream, "_marker", broken)
+    monkeypatch.setattr(module.GlmStream, "on_marker", broken)
     deltas = stream.feed("</tool_call> and more")
     deltas += stream.feed(" text")
     deltas += stream.finish()
     assert "".join(d.content for d in deltas).endswith("</tool_call> and more text")
     assert [e.name for e in stream.events][-1] == "internal-error"
+
+
+def test_feed_after_finish_is_an_error_not_more_output() -> None:
+    """Issue 16.7: a finished stream takes no more text."""
+    stream = make_parser().stream()
+    stream.feed("Hi")
+    stream.finish()
+    with pytest.raises(RuntimeError, match="after finish"):
+        stream.feed("x<tool_call>y")
+    assert stream.finish() == []
+
+
+def test_feed_takes_only_text() -> None:
+    stream = make_parser().stream()
+    for bad in (None, 3, b"<tool_call>", ["a"]):
+        with pytest.raises(TypeError, match=type(bad).__name__):
+            stream.feed(bad)  # type: ignore[arg-type]
+    assert [d.content for d in stream.feed("ok")] == ["ok"]
 
 
 @pytest.mark.parametrize("text", ["", "\ud800", "\x00<tool_call>\x00\n</tool_call>", "<" * 50])

@@ -8,27 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glm_testing import WEATHER, feed_all, make_parser
+from glm_testing import START, WEATHER, feed_all, make_parser, shape
 
-from toolcall import Delta
 from toolcall_glm import Glm47Parser
-
-START = "start"  # the call's first entry: index, id and name
-
-
-def shape(deltas: Sequence[Delta]) -> list[tuple[str, object]]:
-    """What one feed released: ("content", text), (START, name), ("args", text)."""
-    out: list[tuple[str, object]] = []
-    for delta in deltas:
-        if delta.content:
-            out.append(("content", delta.content))
-        for entry in delta.tool_calls:
-            if entry.name is not None:
-                assert entry.id, "the first entry of a call carries its id"
-                out.append((START, entry.name))
-            if entry.arguments:
-                out.append(("args", entry.arguments))
-    return out
 
 
 def check(steps_and_releases: Sequence[tuple[str, list[tuple[str, object]]]], **kw: object) -> None:
@@ -175,3 +157,26 @@ def test_several_pieces_in_one_feed_keep_their_order() -> None:
         indices = [entry.index for entry in delta.tool_calls]
         assert len(indices) == len(set(indices)), "one entry per call per delta"
     assert parsed.content == "AB"
+
+
+def test_a_repeated_pair_is_content_once_the_calls_arguments_end() -> None:
+    """Issue 10: no content between two fragments of a call (DESIGN §4.2); the repeated
+    pair waits for the call's final fragment."""
+    check(
+        [
+            (
+                "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value>",
+                [(START, "get_weather"), ("args", '{"city": "Paris"')],
+            ),
+            ("<arg_key>city</arg_key>", []),
+            ("<arg_value>Lyon", []),
+            ("</arg_value>", []),
+            ("<arg_key>days</arg_key>", [("args", ', "days": ')]),
+            ("<arg_value>2</arg_value>", [("args", "2")]),
+            (
+                "</tool_call>",
+                [("args", "}"), ("content", "<arg_key>city</arg_key><arg_value>Lyon</arg_value>")],
+            ),
+            ("Done.", [("content", "Done.")]),
+        ]
+    )

@@ -65,6 +65,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         self._finished = False
         self._failed = False
         self._checker: contract.DeltaChecker | None = None
+        self._later: list[Delta] = []  # deltas that wait for the next message
 
     # -- vLLM's bookkeeping, derived from what was emitted --------------------------------
 
@@ -187,7 +188,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             deltas = stream.feed(delta_text, delta_token_ids)
         except Exception as error:
             self._fail(error)
-            return _content(delta_text)
+            return self._message([Delta(delta_text)], last=True)
         if self._checker is not None:
             self._observe(self._checker, delta_text, deltas)
         return self._message(deltas)
@@ -206,11 +207,11 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             deltas = stream.finish()
         except Exception as error:
             self._fail(error)
-            return None
+            return self._message([], last=True)
         checker, self._checker = self._checker, None
         if checker is not None:
             self._check(checker, stream, deltas)
-        return self._message(deltas)
+        return self._message(deltas, last=True)
 
     # -- internals ------------------------------------------------------------------------
 
@@ -258,7 +259,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             self._fail(error)
             return
         if contract.enabled_from_env():
-            self._checker = contract.DeltaChecker(parser.markers)
+            self._checker = contract.DeltaChecker(parser.markers, openers=parser.unmarked_starts)
 
     def _fail(self, error: Exception) -> None:
         self._stream = None
@@ -272,8 +273,32 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
                 error,
             )
 
-    def _message(self, deltas: Sequence[Delta]) -> Any:
-        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call)."""
+    def _message(self, deltas: Sequence[Delta], *, last: bool = False) -> Any:
+        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call).
+
+        A ``DeltaMessage`` does not order its content against its tool calls, and
+        vLLM's Responses stream takes the content first (``split_delta``), closing the
+        function call that was open: a fragment of that call in the same message then
+        breaks the stream. So content that follows a fragment of a call announced in
+        an earlier message waits, with what comes after it, for the next message (the
+        ``last`` one takes everything).
+        """
+        if self._later:
+            deltas = [*self._later, *deltas]
+            self._later = []
+        if not last:
+            announced: set[int] = set()  # calls whose first entry is in this message
+            continued = False  # a call announced earlier got a fragment here
+            for at, delta in enumerate(deltas):
+                if continued and (delta.content or delta.reasoning):
+                    self._later = list(deltas[at:])
+                    deltas = deltas[:at]
+                    break
+                for entry in delta.tool_calls:
+                    if entry.id is not None or entry.name is not None:
+                        announced.add(entry.index)
+                    elif entry.index not in announced:
+                        continued = True
         for index, _, name, text in call_entries(deltas):
             self._record(index, name, text)
         return delta_message(deltas)

@@ -15,7 +15,9 @@ as the call streams (DESIGN §6):
   after it, at ``<arg_key>`` or at ``</tool_call>``;
 * ``{"KEY": `` (then ``, "KEY": ``) at ``</arg_key>``;
 * a value whose type is string: ``"`` at ``<arg_value>``, its JSON-escaped text
-  as it arrives, ``"`` at ``</arg_value>``; any other value whole at ``</arg_value>``;
+  as it arrives, ``"`` at ``</arg_value>``; if the type admits null too, the text
+  is held while it may still be ``null`` and streams from there on; any other
+  value whole at ``</arg_value>``;
 * the final ``}`` (``{}`` for a call without arguments) at ``</tool_call>``.
 
 Defects (a stray marker or text inside a call, a missing marker) end the call
@@ -23,21 +25,22 @@ where they are met: the call keeps the arguments emitted so far (event
 ``malformed-arguments``) and the rest of its text, up to ``</tool_call>``, is
 content, verbatim. A ``<tool_call>`` always starts a new call. Text that never
 became a call (no readable name) is content, markup included. A repeated key:
-the first occurrence wins; the repeated pair is content (event ``duplicate-key``).
+the first occurrence wins; the repeated pair is content (event ``duplicate-key``),
+released when the call's arguments end, so that no content comes between two
+fragments of a call.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import regex
-
-from toolcall.parser import Parser, ParserContext, Stream
-from toolcall.scanning import ContentGate, JsonEmitter, Marker, MarkerScanner, Text
-from toolcall.schema_types import ParameterTypes, ValueType
-from toolcall.types import Delta, Event, Span, StrictLevel, ToolCallDelta
+from toolcall import WHITESPACE, CallStream, EventName, Parser, ParserContext, is_blank
+from toolcall.scanning import JsonEmitter, Markers
+from toolcall.schema_types import ANY, NullWatch, ParameterTypes, ValueType, replace_surrogates
+from toolcall.types import StrictLevel
 from toolcall_glm.grammar import structural_tag
 
 if TYPE_CHECKING:
@@ -52,22 +55,25 @@ KEY_END = "</arg_key>"
 VALUE_START = "<arg_value>"
 VALUE_END = "</arg_value>"
 MARKERS = (CALL_START, CALL_END, KEY_START, KEY_END, VALUE_START, VALUE_END)
+_MARKERS: Final = Markers(MARKERS)
 
-_WS = " \t\r\n"
-_LEADING_WS = regex.compile(r"[ \t\r\n]*")
-_FIRST_NON_WS = regex.compile(r"[^ \t\r\n]")
-#: Characters a function name may hold: anything but whitespace, brackets,
-#: quotes and the punctuation of JSON, XML and call syntax.
-_NAME_CHARS = regex.compile(r"[^\s<>{}\[\]()\"'`,;=\\]*")
-_NAME_TRAIL = regex.compile(r"[ \t\r]*")
+_LEADING_WS: Final = re.compile(r"[ \t\r\n]*")
+_FIRST_NON_WS: Final = re.compile(r"[^ \t\r\n]")
+#: Characters a function name may hold: anything but whitespace, brackets, quotes,
+#: the punctuation of JSON, XML and call syntax, and surrogates (no UTF-8 form).
+_NAME_CHARS: Final = re.compile(r"[^\s<>{}\[\]()\"'`,;=\\\ud800-\udfff]*")
+_NAME_TRAIL: Final = re.compile(r"[ \t\r]*")
 #: Characters no parameter name holds: they end a key as a defect at once (rather
 #: than holding the text until a </arg_key> that may never come).
-_NOT_IN_KEYS = regex.compile(r'[<>{}\[\]"\\]')
-#: What json.dumps(..., ensure_ascii=False) escapes in a string.
-_NEEDS_ESCAPE = regex.compile(r'["\\\x00-\x1f]')
+_NOT_IN_KEYS: Final = re.compile(r'[<>{}\[\]"\\\ud800-\udfff]')
+#: What a streaming string value's text must be looked at for: a marker's start and
+#: a surrogate. Text without either is argument text once JSON-escaped (the
+#: machine's fast path).
+_STRING_STOP: Final = re.compile(r"[<\ud800-\udfff]")
+#: Text without a marker's first character is content as it stands (outside calls).
+_CONTENT_STOP: Final = re.compile(r"<")
 
-
-_NO_TYPES = ParameterTypes({})
+_NO_TYPES: Final = ParameterTypes({})
 
 
 class _State(enum.Enum):
@@ -86,342 +92,162 @@ class _NamePhase(enum.Enum):
     TRAIL = 2  # horizontal whitespace after the name, before its newline
 
 
-class _Deltas:
-    """The pieces one ``feed`` releases, merged into as few deltas as keep their order.
-
-    A piece is ``(index, id, name, text)``; index -1 is content."""
-
-    __slots__ = ("pieces",)
-
-    def __init__(self) -> None:
-        self.pieces: list[tuple[int, str | None, str | None, str]] = []
-
-    def done(self) -> list[Delta]:
-        pieces = self.pieces
-        if len(pieces) == 1:  # the common case: one token, one piece
-            index, call_id, name, text = pieces[0]
-            if index < 0:
-                return [Delta(content=text)]
-            return [Delta(tool_calls=(ToolCallDelta(index, call_id, name, text),))]
-        deltas: list[Delta] = []
-        content: list[str] = []
-        calls: dict[int, list[Any]] = {}
-        for index, call_id, name, text in pieces:
-            if index < 0:
-                if calls:
-                    deltas.append(_calls_delta(calls))
-                    calls = {}
-                content.append(text)
-                continue
-            if content:
-                deltas.append(Delta(content="".join(content)))
-                content = []
-            entry = calls.get(index)
-            if entry is None:
-                calls[index] = [call_id, name, [text]]
-            else:
-                entry[2].append(text)
-        if content:
-            deltas.append(Delta(content="".join(content)))
-        if calls:
-            deltas.append(_calls_delta(calls))
-        return deltas
+class _Value(enum.Enum):
+    HELD = 0  # emitted whole at </arg_value>
+    STREAMING = 1  # a string: emitted as it arrives
+    MAYBE_NULL = 2  # a string unless it is `null`: held while it may be
+    REPEATED = 3  # the value of a repeated key: content
 
 
-def _calls_delta(calls: dict[int, list[Any]]) -> Delta:
-    return Delta(
-        tool_calls=tuple(
-            ToolCallDelta(index, entry[0], entry[1], "".join(entry[2]))
-            for index, entry in calls.items()
-        )
-    )
-
-
-class GlmStream:
+class GlmStream(CallStream):
     """The incremental parse of one GLM output (see the module docstring)."""
 
     def __init__(self, parser: Glm45Parser) -> None:
-        self._parser = parser
-        self._strict = parser.context.strict_parsing
-        self._passthrough = parser.request.tool_choice == "none"
-        self._scanner = MarkerScanner(MARKERS)
-        self._gate = ContentGate()
+        super().__init__(parser, markers=_MARKERS)
+        self._types_of = parser.types_of
         self._state = _State.OUT
-        self._events: list[Event] = []
-        self._spans: list[list[int]] = []  # merged [start, end) ranges of framing
-        self._out = _Deltas()
-        self._position = 0  # offset of the next character fed (passthrough)
-        self._failed = False
-        # The open content run: [cursor, end) is content the gate holds back.
-        self._run_open = False
-        self._run_cursor = 0
-        self._run_end = 0
-        # Text consumed since the last emission: framing once the next element is
-        # read, content if a defect is met first.
-        self._unemitted: list[str] = []
-        self._unemitted_start = 0
         # The current call.
-        self._calls = 0
-        self._index = -1
         self._name: list[str] = []
         self._name_phase = _NamePhase.LEAD
-        self._emitter = JsonEmitter()
-        self._members = 0
-        self._keys: set[str] = set()
         self._types = _NO_TYPES
+        self._emitter = JsonEmitter()
+        self._keys: set[str] = set()
         # The current key/value pair.
         self._key: list[str] = []
-        self._skip = False  # a repeated key: the pair is content
-        self._value_type = ValueType()
-        self._value: list[str] = []
-        self._streaming = False  # a string value is streaming (not skipped)
+        self._repeated = False
+        self._type: ValueType = ANY
+        self._value = _Value.HELD
+        self._text: list[str] = []  # a held value's text (also held by the machine)
+        self._null = NullWatch()
+        self._replaced = False  # a surrogate of this value was replaced
+        self.fast_content(_CONTENT_STOP)
 
-    # -- the Stream protocol ------------------------------------------------------
+    # -- the format ---------------------------------------------------------------------
 
-    @property
-    def events(self) -> tuple[Event, ...]:
-        return tuple(self._events)
-
-    @property
-    def framing(self) -> tuple[Span, ...]:
-        return tuple(Span(start, end) for start, end in self._spans)
-
-    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
-        del token_ids
-        if not text:
-            return []
-        self._out = _Deltas()
-        try:
-            if self._failed:
-                self._content(text, self._position)
-            else:
-                for segment in self._scanner.feed(text):
-                    self._segment(segment)
-        except Exception as error:  # nothing may escape a stream
-            self._fail(error, text)
-        self._position += len(text)
-        return self._out.done()
-
-    def finish(self) -> list[Delta]:
-        self._out = _Deltas()
-        try:
-            if not self._failed:
-                for segment in self._scanner.finish():
-                    self._segment(segment)
-                self._end_of_output()
-            self._close_run(final=True)
-        except Exception as error:  # nothing may escape a stream
-            self._fail(error, "")
-        return self._out.done()
-
-    def _fail(self, error: Exception, text: str) -> None:
-        """A bug of ours: report it, and pass the rest of the output through as content.
-
-        What this step had produced is dropped and its text released as content
-        instead; text held back before it (a pending call) cannot be told apart any
-        more and is not repeated."""
-        self._events.append(Event("internal-error", None, f"{type(error).__name__}: {error}"))
-        self._failed = True
-        self._out = _Deltas()
-        self._gate = ContentGate()
-        self._run_open = False
-        self._unemitted = []
-        if text:
-            try:
-                self._content(text, self._position)
-            except Exception:  # the gate itself: give the text as it is
-                self._out.pieces.append((-1, None, None, text))
-
-    # -- content, framing and emission ----------------------------------------------
-
-    def _span(self, start: int, end: int) -> None:
-        if end <= start:
-            return
-        spans = self._spans
-        if spans and spans[-1][1] == start:
-            spans[-1][1] = end
-        else:
-            spans.append([start, end])
-
-    def _content(self, text: str, start: int) -> None:
-        """Content text at ``start``, through the shared whitespace policy.
-
-        The gate releases a contiguous stretch of the run ending at the last
-        non-whitespace character; what it skipped is framing."""
-        if not text:
-            return
-        if not self._run_open:
-            self._run_open = True
-            self._run_cursor = start
-        self._run_end = start + len(text)
-        released = self._gate.text(text)
-        if released:
-            released_end = start + len(text.rstrip(_WS))
-            self._span(self._run_cursor, released_end - len(released))
-            self._run_cursor = released_end
-            self._out.pieces.append((-1, None, None, released))
-
-    def _close_run(self, *, final: bool = False) -> None:
-        """Framing follows (or the output ended): held whitespace was framing."""
-        if not self._run_open:
-            return
-        if final:
-            self._gate.finish()
-        else:
-            self._gate.boundary()
-        self._span(self._run_cursor, self._run_end)
-        self._run_open = False
-
-    def _frame(self, start: int, end: int) -> None:
-        if self._run_open:
-            self._close_run()
-        self._span(start, end)
-
-    def _hold(self, text: str, start: int) -> None:
-        if not self._unemitted:
-            self._unemitted_start = start
-        self._unemitted.append(text)
-
-    def _settle(self) -> None:
-        """The held text was framing (or, in a repeated pair, content)."""
-        if not self._unemitted:
-            return
-        text = "".join(self._unemitted)
-        self._unemitted = []
-        if self._skip:
-            self._content(text, self._unemitted_start)
-        else:
-            self._frame(self._unemitted_start, self._unemitted_start + len(text))
-
-    def _release_held(self) -> None:
-        """The held text never made it into the arguments: it is content."""
-        if self._unemitted:
-            self._content("".join(self._unemitted), self._unemitted_start)
-            self._unemitted = []
-
-    def _args(self, text: str) -> None:
-        self._out.pieces.append((self._index, None, None, text))
-
-    def _event(self, name: str, detail: str = "", *, call: bool = True) -> None:
-        self._events.append(Event(name, self._index if call else None, detail))
-
-    # -- the state machine ------------------------------------------------------------
-
-    def _segment(self, segment: Text | Marker) -> None:
-        if self._passthrough:
-            # tool_choice "none": the whole output is content, markup included.
-            if isinstance(segment, Marker):
-                if not self._events:
-                    self._event(
-                        "unparsed-markup", 'tool_choice "none": markup is content', call=False
-                    )
-                self._content(segment.marker, segment.start)
-            else:
-                self._content(segment.text, segment.start)
-        elif isinstance(segment, Marker):
-            self._marker(segment.marker, segment.start)
-        else:
-            self._text(segment.text, segment.start)
-
-    def _text(self, text: str, start: int) -> None:
+    def on_text(self, text: str, start: int) -> None:
         state = self._state
         if state is _State.VALUE:
             self._value_text(text, start)
-        elif state is _State.OUT or state is _State.DEFECT:
-            self._content(text, start)
+        elif state is _State.OUT:
+            self.content(text, start)
+        elif state is _State.DEFECT:
+            # Whitespace before the call's </tool_call> is framing, as in a sound call.
+            kept = text.rstrip(WHITESPACE)
+            if kept:
+                self.release()
+                self.content(kept, start)
+            self.hold(text[len(kept) :], start + len(kept))
         elif state is _State.NAME:
             self._name_text(text, start)
         elif state is _State.KEY:
-            self._hold(text, start)
             bad = _NOT_IN_KEYS.search(text)
             if bad is None:
+                self.hold(text, start)
                 self._key.append(text)
             else:
-                self._defect(f"{bad.group()!r} in a key")
+                self._defect_at(text, start, bad.start(), f"{bad.group()!r} in a key")
         else:
             first = _FIRST_NON_WS.search(text)
             if first is None:
-                self._hold(text, start)
-            elif state is _State.AFTER_KEY and not self._strict:
+                self.hold(text, start)  # framing if the next element follows
+            elif state is _State.AFTER_KEY and self.recover:
                 cut = first.start()
-                self._hold(text[:cut], start)
-                self._event("missing-value-open", f"value of {self._key_text()!r}")
-                self._settle()
+                self.hold(text[:cut], start)
+                self.event(EventName.MISSING_VALUE_OPEN, f"value of {self._key_text()!r}")
                 self._open_value(None, start + cut)
                 self._value_text(text[cut:], start + cut)
             else:
-                self._hold(text, start)
                 where = "after an argument" if state is _State.BODY else "instead of <arg_value>"
-                self._defect(f"text {where}")
+                self._defect_at(text, start, first.start(), f"text {where}")
 
-    def _marker(self, marker: str, start: int) -> None:
+    def on_marker(self, marker: str, start: int) -> None:
         state = self._state
+        end = start + len(marker)
         if state is _State.OUT:
             if marker == CALL_START:
                 self._begin_call(start)
             else:
-                self._event("unparsed-markup", f"{marker} outside a call", call=False)
-                self._content(marker, start)
+                self.event(EventName.UNPARSED_MARKUP, f"{marker} outside a call", None)
+                self.content(marker, start)
         elif state is _State.DEFECT:
             if marker == CALL_START:
+                self.settle()
                 self._begin_call(start)
             elif marker == CALL_END:
-                self._frame(start, start + len(marker))
-                self._state = _State.OUT
+                self.settle()
+                self.frame(start, end)
+                self._outside()
             else:
-                self._content(marker, start)
+                self.release()
+                self.content(marker, start)
         elif state is _State.NAME:
             if marker == KEY_START and self._name_phase is not _NamePhase.LEAD:
                 # The marker that completes the name is framing with it, whatever
                 # becomes of the key it opens.
-                self._hold(marker, start)
+                self.hold(marker, start)
                 self._commit()
                 self._key = []
                 self._state = _State.KEY
             elif marker == CALL_END and self._name_phase is not _NamePhase.LEAD:
                 self._commit()
-                self._marker(marker, start)
+                self.on_marker(marker, start)
             else:
-                self._uncommit(f"{marker} before a function name")
-                self._marker(marker, start)
+                self._unreadable(f"{marker} before a function name")
+                self.on_marker(marker, start)
         elif state is _State.BODY and marker == KEY_START:
-            self._settle()
+            self.settle()
+            self.hold(marker, start)
             self._key = []
-            self._hold(marker, start)
             self._state = _State.KEY
         elif state is _State.BODY and marker == CALL_END:
-            self._settle()
-            self._frame(start, start + len(marker))
-            self._args(self._emitter.close() if self._members else "{}")
-            self._state = _State.OUT
+            self.settle()
+            self.frame(start, end)
+            self.arguments(self._emitter.close() if self._keys else "{}")
+            self.close_call()
+            self._outside()
         elif state is _State.KEY and marker == KEY_END:
-            self._hold(marker, start)
+            self.hold(marker, start)
             self._end_key()
         elif state is _State.AFTER_KEY and marker == VALUE_START:
-            self._settle()
             self._open_value(marker, start)
-        elif state is _State.AFTER_KEY and marker == VALUE_END and not self._strict:
-            self._event("missing-value-open", f"empty value of {self._key_text()!r}")
-            self._settle()
+        elif state is _State.AFTER_KEY and marker == VALUE_END and self.recover:
+            self.event(EventName.MISSING_VALUE_OPEN, f"empty value of {self._key_text()!r}")
             self._open_value(None, start)
             self._close_value(marker, start)
         elif state is _State.VALUE and marker == VALUE_END:
             self._close_value(marker, start)
         else:
             if marker not in (CALL_START, CALL_END):
-                self._hold(marker, start)
+                self.hold(marker, start)
             self._defect(f"{marker} in {state.value}")
             if marker in (CALL_START, CALL_END):
-                self._marker(marker, start)
+                self.on_marker(marker, start)
 
-    # -- calls ----------------------------------------------------------------------
+    def on_end(self) -> None:
+        state = self._state
+        if state is _State.NAME:
+            self._unreadable("the output ended before the name was complete")
+        elif state is _State.BODY and self.recover:
+            self.event(EventName.MISSING_END, "no </tool_call> at the end of the output")
+            self.settle()
+            self.arguments(self._emitter.close() if self._keys else "{}")
+            self.close_call()
+        elif state not in (_State.OUT, _State.DEFECT):
+            self.event(EventName.TRUNCATED, f"the output ended in {state.value}")
+            if not is_blank(self.held):
+                self.event(EventName.UNPARSED_MARKUP, "the unfinished element is content")
+            self.close_call()
+            self.release()
+        self._state = _State.OUT
+
+    # -- calls ----------------------------------------------------------------------------
 
     def _begin_call(self, start: int) -> None:
-        self._state = _State.NAME
+        self.slow()
+        self.hold(CALL_START, start)
         self._name = []
         self._name_phase = _NamePhase.LEAD
-        self._unemitted = []
-        self._hold(CALL_START, start)
+        self._state = _State.NAME
 
     def _name_text(self, text: str, start: int) -> None:
         """Read name text; the name is complete at the first newline after it."""
@@ -429,7 +255,7 @@ class GlmStream:
         if self._name_phase is _NamePhase.LEAD:
             pos = _LEADING_WS.match(text).end()  # type: ignore[union-attr]
             if pos == size:
-                self._hold(text, start)
+                self.hold(text, start)
                 return
             self._name_phase = _NamePhase.NAME
         if self._name_phase is _NamePhase.NAME:
@@ -441,124 +267,147 @@ class GlmStream:
         if self._name_phase is _NamePhase.TRAIL:
             pos = _NAME_TRAIL.match(text, pos).end()  # type: ignore[union-attr]
         if pos == size:
-            self._hold(text, start)
+            self.hold(text, start)
             return
-        if text[pos] == "\n" and "".join(self._name):
-            self._hold(text[: pos + 1], start)
+        if text[pos] == "\n" and any(self._name):
+            self.hold(text[: pos + 1], start)
             self._commit()
             if pos + 1 < size:
-                self._text(text[pos + 1 :], start + pos + 1)
+                self.on_text(text[pos + 1 :], start + pos + 1)
             return
-        self._hold(text, start)
-        self._uncommit(f"{text[pos]!r} in a function name")
+        self.hold(text, start)
+        self._unreadable(f"{text[pos]!r} in a function name")
 
     def _commit(self) -> None:
+        """The name is complete: the call is committed, its markup so far framing."""
         name = "".join(self._name)
-        self._index = self._calls
-        self._calls += 1
-        self._out.pieces.append((self._index, self._parser.new_call_id(), name, ""))
-        self._skip = False
-        self._settle()
+        self.settle()
+        self.open_call(name)
+        self._types = self._types_of(name)
         self._emitter = JsonEmitter()
-        self._members = 0
         self._keys = set()
-        self._types = self._parser.types_of(name)
         self._state = _State.BODY
 
-    def _uncommit(self, detail: str) -> None:
-        self._event("unparsed-markup", f"no readable function name: {detail}", call=False)
-        self._release_held()
-        self._state = _State.OUT
+    def _unreadable(self, detail: str) -> None:
+        """``<tool_call>`` did not start a call: it and its text are content."""
+        self.event(EventName.UNPARSED_MARKUP, f"no readable function name: {detail}", None)
+        self.release()
+        self._outside()
 
     def _defect(self, detail: str) -> None:
-        self._event("malformed-arguments", detail)
-        self._event("unparsed-markup", "the rest of the call, up to </tool_call>, is content")
-        self._skip = self._streaming = False
-        self._release_held()
+        """The call ends here; the rest of its text, up to ``</tool_call>``, is content."""
+        self.event(EventName.MALFORMED_ARGUMENTS, detail)
+        self.event(
+            EventName.UNPARSED_MARKUP, "the rest of the call, up to </tool_call>, is content"
+        )
+        self.close_call()
+        self.release()
         self._state = _State.DEFECT
 
+    def _defect_at(self, text: str, start: int, cut: int, detail: str) -> None:
+        """A defect at ``text[cut]``: what precedes it was held, the rest is read as
+        the rest of a defective call."""
+        self.hold(text[:cut], start)
+        self._defect(detail)
+        self.on_text(text[cut:], start + cut)
+
+    def _outside(self) -> None:
+        self._state = _State.OUT
+        self.fast_content(_CONTENT_STOP)
+
+    # -- keys and values --------------------------------------------------------------
+
     def _key_text(self) -> str:
-        return "".join(self._key).strip(_WS)
+        return "".join(self._key).strip(WHITESPACE)
 
     def _end_key(self) -> None:
         key = self._key_text()
-        self._skip = key in self._keys
-        if self._skip:
-            self._event("duplicate-key", f"{key!r} again: the first value is kept")
-            self._event("unparsed-markup", "the repeated key and its value are content")
-            self._settle()
+        self._repeated = key in self._keys
+        if self._repeated:
+            self.event(EventName.DUPLICATE_KEY, f"{key!r} again: the first value is kept")
+            self.event(EventName.UNPARSED_MARKUP, "the repeated key and its value are content")
+            self.release()  # content once the call's arguments end
         else:
+            self.settle()
+            opening = "" if self._keys else self._emitter.open()
             self._keys.add(key)
-            self._settle()
-            opening = "" if self._members else self._emitter.open()
-            self._members += 1
-            self._args(opening + self._emitter.key(key))
-        self._value_type = self._types.of(key)
+            self.arguments(opening + self._emitter.key(key))
+        self._type = self._types.of(key)
         self._state = _State.AFTER_KEY
 
     def _open_value(self, marker: str | None, start: int) -> None:
-        """A value starts at ``start`` (with its ``<arg_value>``, or recovered without)."""
-        self._value = []
+        """A value starts at ``start``, with its ``<arg_value>`` or (recovered) without."""
         self._state = _State.VALUE
-        self._streaming = self._value_type.streams and not self._skip
-        if marker is None:
-            if self._value_type.streams and not self._skip:
-                self._args(self._emitter.string_start())
+        self._text = []
+        self._replaced = False
+        if self._repeated:
+            self.release()
+            self._value = _Value.REPEATED
+            if marker is not None:
+                self.content(marker, start)
             return
-        if self._skip:
-            self._content(marker, start)
-        elif self._value_type.streams:
-            self._frame(start, start + len(marker))
-            self._args(self._emitter.string_start())
+        self.settle()
+        if marker is not None:
+            self.hold(marker, start)
+        if not self._type.streams:
+            self._value = _Value.HELD
+        elif self._type.nullable:
+            self._value = _Value.MAYBE_NULL
+            self._null = NullWatch()
         else:
-            self._hold(marker, start)
+            self._stream("")
+
+    def _stream(self, text: str) -> None:
+        """The value is a string: from here on it streams."""
+        self._value = _Value.STREAMING
+        self.settle()
+        self.arguments(self._emitter.string_start() + self._string_text(text))
+        self.fast_arguments(_STRING_STOP, self._emitter.string_chunk)
 
     def _value_text(self, text: str, start: int) -> None:
-        if self._streaming:  # the hot path: a string value streaming
-            if self._run_open:
-                self._close_run()
-            self._span(start, start + len(text))
-            if _NEEDS_ESCAPE.search(text) is not None:
-                text = self._emitter.string_chunk(text)
-            self._out.pieces.append((self._index, None, None, text))
-        elif self._skip:
-            self._content(text, start)
+        value = self._value
+        if value is _Value.STREAMING:
+            self.frame(start, start + len(text))
+            self.arguments(self._string_text(text))
+        elif value is _Value.REPEATED:
+            self.content(text, start)
         else:
-            self._value.append(text)
-            self._hold(text, start)
+            self._text.append(text)
+            self.hold(text, start)
+            if value is _Value.MAYBE_NULL and not self._null.feed(text):
+                self._stream("".join(self._text))
+
+    def _string_text(self, text: str) -> str:
+        """A string value's text as JSON string text, surrogates replaced by U+FFFD."""
+        text, replaced = replace_surrogates(text)
+        if replaced and not self._replaced:
+            self._replaced = True
+            self.event(
+                EventName.UNREPRESENTABLE_VALUE,
+                f"{self._key_text()!r}: a surrogate code point replaced by U+FFFD",
+            )
+        return self._emitter.string_chunk(text)
 
     def _close_value(self, marker: str, start: int) -> None:
-        end = start + len(marker)
-        if self._skip:
-            self._content(marker, start)
-            self._skip = False
-        elif self._value_type.streams:
-            self._frame(start, end)
-            self._args(self._emitter.string_end())
+        value = self._value
+        if value is _Value.REPEATED:
+            self.content(marker, start)
+            self._repeated = False
+        elif value is _Value.STREAMING:
+            self.slow()
+            self.frame(start, start + len(marker))
+            self.arguments(self._emitter.string_end())
         else:
-            value = self._value_type.read("".join(self._value)).value
-            self._hold(marker, start)
-            self._settle()
-            self._args(self._emitter.value(value))
-        self._value = []
-        self._streaming = False
+            typed = self._type.read("".join(self._text))
+            if typed.problem is not None:
+                self.event(
+                    EventName.UNREPRESENTABLE_VALUE, f"{self._key_text()!r}: {typed.problem}"
+                )
+            self.hold(marker, start)
+            self.settle()
+            self.arguments(self._emitter.value(typed.value))
+        self._text = []
         self._state = _State.BODY
-
-    def _end_of_output(self) -> None:
-        state = self._state
-        if state is _State.NAME:
-            self._uncommit("the output ended before the name was complete")
-        elif state is _State.BODY and not self._strict:
-            self._event("missing-end", "no </tool_call> at the end of the output")
-            self._settle()
-            self._args(self._emitter.close() if self._members else "{}")
-        elif state not in (_State.OUT, _State.DEFECT):
-            self._event("truncated", f"the output ended in {state.value}")
-            if any(part.strip(_WS) for part in self._unemitted):
-                self._event("unparsed-markup", "the unfinished element is content")
-            self._skip = False
-            self._release_held()
-        self._state = _State.OUT
 
 
 class Glm45Parser(Parser):
@@ -582,7 +431,7 @@ class Glm45Parser(Parser):
         """The parameter types of the tool called ``name`` (none for an unknown tool)."""
         return self._tool_types.get(name, _NO_TYPES)
 
-    def stream(self) -> Stream:
+    def stream(self) -> GlmStream:
         return GlmStream(self)
 
     def structural_tag(self, plan: Plan) -> dict[str, Any] | None:

@@ -25,6 +25,8 @@ arguments keeps what was emitted (event ``truncated``).
 from __future__ import annotations
 
 import enum
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import regex
@@ -53,6 +55,16 @@ class ExampleTagsParser(Parser):
 
     def stream(self) -> TagStream:
         return TagStream(self)
+
+    @classmethod
+    def example_output(cls, content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """What a model of this format writes for ``content`` and ``calls`` (the
+        benchmark renders its outputs with it)."""
+        rendered = (
+            f"{START}{name}{NAME_END}{json.dumps(arguments, ensure_ascii=False)}{END}"
+            for name, arguments in calls
+        )
+        return content + "".join(rendered)
 
     def structural_tag(self, plan: Plan) -> dict[str, Any] | None:
         if not plan.grammar or not plan.tools:

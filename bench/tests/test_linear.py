@@ -1,0 +1,53 @@
+"""The linear-cost benchmark's outputs are what their shapes say, in every installed
+parser's format (no clock is looked at), and its smoke run works."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolcall.parser import ParserContext
+from toolcall.registry import Registry
+from toolcall.types import Request
+from toolcall_bench.linear import SHAPES, distinct_parsers, main, shape_output
+from toolcall_bench.outputs import REQUEST, TOOL_NAME, renderer_for
+
+PARSERS = distinct_parsers(Registry.load())
+#: How many calls each shape holds (``None``: at least two).
+CALLS = {
+    "arguments": 1,
+    "content": 0,
+    "whitespace": 0,
+    "partial markers": 0,
+    "deep nesting": 1,
+    "many calls": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_shape_parses_as_it_says(name: str, shape: str) -> None:
+    parser_class = PARSERS[name]
+    render, _ = renderer_for(name, parser_class)
+    text = shape_output(shape, render, parser_class, 3000)
+    assert 2000 <= len(text) <= 6000
+    parser = parser_class(ParserContext(request=Request.from_openai(REQUEST)))
+    parsed = parser.parse(text)
+    expected = CALLS[shape]
+    if expected is None:
+        assert len(parsed.tool_calls) >= 2
+    else:
+        assert len(parsed.tool_calls) == expected
+    assert all(call.name == TOOL_NAME for call in parsed.tool_calls)
+    if shape == "deep nesting":
+        # The nesting is the argument (as a list, or as a string where the schema types
+        # the argument as one); too deep to decode with json here.
+        assert "[" * 500 in parsed.tool_calls[0].arguments
+
+
+def test_the_smoke_run_prints_a_row_per_parser_and_shape(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--smoke"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "growth" not in line]
+    assert len(rows) == len(PARSERS) * len(SHAPES)

@@ -1,0 +1,216 @@
+"""Linear cost on every input shape (DESIGN §4.7): µs per byte from 64 kB to 8 MB.
+
+    python -m toolcall_bench.linear [--smoke] [--parser NAME ...] [--no-readme]
+
+(``nox -s linear`` runs it.) For every installed parser (one name per parser class
+and format) and each shape below, an output of each size is fed to the core
+stream (``stream().feed`` in deltas of :data:`DELTA` characters, then ``finish``)
+and timed in CPU time; the table gives µs per byte at each size and the growth,
+µs per byte at the largest size over the smallest. A parse that costs linear time
+has growth near 1; the target is ≤ 1.2 on every row.
+
+Shapes, each rendered in the parser's own format by the benchmark's renderer
+(``example_output`` on the parser class, see :mod:`toolcall_bench.outputs`):
+
+* ``arguments``: one call whose string argument is real source code;
+* ``content``: prose and no call;
+* ``whitespace``: a whitespace run between two words of content;
+* ``partial markers``: content made of the starts of the format's markers (or of
+  its unmarked call starts), each left unfinished;
+* ``deep nesting``: one call whose argument is a list nested as deep as the size
+  allows (``[[[...]]]``);
+* ``many calls``: as many small calls as fit.
+
+Tables go into ``bench/README.md`` only from a quiet machine: a run whose load
+average exceeds the CPU count prints its table and says to rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from toolcall.parser import Parser, ParserContext
+from toolcall.registry import Registry
+from toolcall.types import Request
+from toolcall_bench.outputs import CONTENT, REQUEST, TOOL_NAME, Render, renderer_for
+
+__all__ = ["SHAPES", "main", "measure_row", "shape_output"]
+
+#: Characters per delta: about two tokens of prose.
+DELTA = 8
+FULL_SIZES = (64_000, 512_000, 2_000_000, 8_000_000)
+SMOKE_SIZES = (4_000, 16_000)
+SHAPES = (
+    "arguments",
+    "content",
+    "whitespace",
+    "partial markers",
+    "deep nesting",
+    "many calls",
+)
+README = Path(__file__).resolve().parents[1] / "README.md"
+BEGIN, END = "<!-- linear-cost table: begin -->", "<!-- linear-cost table: end -->"
+
+_PLACEHOLDER = "@@nested@@"
+_PROSE = (
+    "The parser reads what the model writes, one delta at a time; nothing it holds "
+    "back may grow with the output. "
+)
+
+
+def shape_output(shape: str, render: Render, parser_class: type[Parser], size: int) -> str:
+    """An output of about ``size`` characters of ``shape`` in the parser's format."""
+    if shape == "arguments":
+        filler = (_PROSE * (size // len(_PROSE) + 1))[:size]
+        return render(CONTENT, [(TOOL_NAME, {"path": "notes.txt", "content": filler})])
+    if shape == "content":
+        return (_PROSE * (size // len(_PROSE) + 1))[:size]
+    if shape == "whitespace":
+        return "Yes" + (" \n\t" * (size // 3)) + "done."
+    if shape == "partial markers":
+        starts = [
+            m[: max(1, len(m) - 1)] for m in (*parser_class.markers, *parser_class.unmarked_starts)
+        ]
+        unit = " ".join(starts or ["<"]) + " "
+        return (unit * (size // len(unit) + 1))[:size]
+    if shape == "deep nesting":
+        text = render(CONTENT, [(TOOL_NAME, {"path": "deep.json", "content": _PLACEHOLDER})])
+        depth = max(1, (size - len(text)) // 2)
+        nested = "[" * depth + "]" * depth
+        quoted = json.dumps(_PLACEHOLDER)
+        for written in (quoted, f"'{_PLACEHOLDER}'", _PLACEHOLDER):
+            if written in text:
+                return text.replace(written, nested, 1)
+        msg = f"the renderer of {parser_class.name!r} does not write the argument value"
+        raise ValueError(msg)
+    if shape == "many calls":
+        one = render("", [(TOOL_NAME, {"path": "a.txt", "content": "x"})])
+        count = max(1, size // max(1, len(one)))
+        calls = [(TOOL_NAME, {"path": f"{i}.txt", "content": "x"}) for i in range(count)]
+        return render(CONTENT, calls)
+    msg = f"unknown shape {shape!r}"
+    raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Row:
+    parser: str
+    shape: str
+    sizes: tuple[int, ...]
+    us_per_byte: tuple[float, ...]
+
+    @property
+    def growth(self) -> float:
+        return self.us_per_byte[-1] / self.us_per_byte[0] if self.us_per_byte[0] else 0.0
+
+
+def measure_row(
+    name: str, parser_class: type[Parser], shape: str, sizes: Sequence[int], render: Render
+) -> Row:
+    request = Request.from_openai(REQUEST)
+    costs = []
+    for size in sizes:
+        text = shape_output(shape, render, parser_class, size)
+        steps = [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
+        best = float("inf")
+        for _ in range(3 if size <= 512_000 else 1):
+            stream = parser_class(ParserContext(request=request)).stream()
+            feed = stream.feed
+            started = time.process_time()
+            for step in steps:
+                feed(step)
+            stream.finish()
+            best = min(best, time.process_time() - started)
+        costs.append(best * 1e6 / len(text.encode("utf-8")))
+    return Row(name, shape, tuple(sizes), tuple(costs))
+
+
+def distinct_parsers(registry: Registry, only: Sequence[str] = ()) -> dict[str, type[Parser]]:
+    """One name per parser class and corpus: an alias costs what its class costs."""
+    chosen: dict[tuple[str, object], str] = {}
+    for name in registry.names():
+        if only and name not in only:
+            continue
+        parser_class = registry.get(name)
+        chosen.setdefault((parser_class.corpus or parser_class.name, parser_class.stream), name)
+    return {name: registry.get(name) for name in sorted(chosen.values())}
+
+
+def table(rows: Sequence[Row]) -> str:
+    sizes = rows[0].sizes
+    head = ["parser", "shape", *(_size(s) for s in sizes), "growth"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        cells = [row.parser, row.shape, *(f"{c:.3f}" for c in row.us_per_byte), f"{row.growth:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _size(size: int) -> str:
+    return f"{size / 1_000_000:g} MB" if size >= 1_000_000 else f"{size // 1000} kB"
+
+
+def load_is_quiet() -> tuple[bool, float, int]:
+    """Whether the 1-minute load average is at most the CPU count (and both)."""
+    load = os.getloadavg()[0]
+    cpus = os.cpu_count() or 1
+    return load <= cpus, load, cpus
+
+
+def write_readme(text: str, path: Path = README) -> None:
+    current = path.read_text(encoding="utf-8")
+    start, end = current.find(BEGIN), current.find(END)
+    if start < 0 or end < 0:
+        msg = f"{path} has no {BEGIN} ... {END} block"
+        raise ValueError(msg)
+    path.write_text(current[: start + len(BEGIN)] + "\n" + text + "\n" + current[end:], "utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m toolcall_bench.linear", description=__doc__)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, no README")
+    parser.add_argument("-p", "--parser", action="append", default=[], help="only this parser")
+    parser.add_argument("--no-readme", action="store_true", help="leave bench/README.md alone")
+    args = parser.parse_args(argv)
+    sizes = SMOKE_SIZES if args.smoke else FULL_SIZES
+    quiet_before, load_before, cpus = load_is_quiet()
+    rows: list[Row] = []
+    for name, parser_class in distinct_parsers(Registry.load(), args.parser).items():
+        render, _ = renderer_for(name, parser_class)
+        for shape in SHAPES:
+            row = measure_row(name, parser_class, shape, sizes, render)
+            rows.append(row)
+            print(f"{name:>16} {shape:>16}: growth {row.growth:.2f}", file=sys.stderr)
+    quiet_after, load_after, _ = load_is_quiet()
+    command = os.environ.get("TOOLCALL_BENCH_COMMAND", "python -m toolcall_bench.linear")
+    stamp = time.strftime("%Y-%m-%d")
+    text = (
+        f"Made by `{command}` on {stamp}: µs of CPU per byte, deltas of {DELTA} characters, "
+        f"load average {load_before:.2f} before and {load_after:.2f} after on {cpus} CPUs.\n\n"
+        + table(rows)
+    )
+    print(text)
+    worst = max(rows, key=lambda row: row.growth)
+    print(f"\nworst growth: {worst.parser} / {worst.shape}: {worst.growth:.2f} (target ≤ 1.2)")
+    if args.smoke or args.no_readme:
+        return 0
+    if not (quiet_before and quiet_after):
+        print(
+            f"not written to {README}: the load average ({load_before:.2f}, {load_after:.2f}) "
+            f"exceeded the CPU count ({cpus}); rerun on a quiet machine",
+            file=sys.stderr,
+        )
+        return 0
+    write_readme(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,282 @@
+"""Adversarial outputs, and the properties every parser keeps on any of them.
+
+The conformance cases say what a parser must return for outputs somebody thought
+of; this module checks what must hold for every output: the corpus outputs of a
+parser's format, mutated (markers of every installed parser spliced in, pieces
+cut, repeated, truncated, characters that mean something to some format
+inserted), each fed one-shot and under several splits. Per output
+(:func:`check_output`):
+
+* nothing escapes ``feed``/``finish`` but the stream's deltas;
+* the delta contract (clauses 1-6, :mod:`toolcall.contract`) holds for each split;
+* streamed content equals one-shot content, character for character;
+* the arguments of every call without a ``malformed-arguments`` or ``truncated``
+  event are a strict JSON object, encodable as UTF-8
+  (:func:`toolcall.scanning.json_object_problem`);
+* **nothing lost**, by an oracle that does not read the parser's framing: every
+  word of the output (a run of letters, case-folded; text inside backslash
+  escapes and the parser's own markers aside) occurs at least as often in what
+  the parse returned (content, names, arguments) as in the output, unless the
+  parse records that it ignored something (``ignored-member``, ``duplicate-key``).
+  Words of the formats' own structure (:data:`STRUCTURE_WORDS`) are exempt.
+
+and per parser (:func:`check_stream_api`): ``feed`` after ``finish`` raises a clear
+error, and ``feed`` of anything but ``str`` raises ``TypeError`` naming the type.
+
+:func:`outputs` is the hypothesis strategy; ``conformance/tests/test_fuzz.py`` runs
+it for every installed parser with a budget from ``TOOLCALL_FUZZ_EXAMPLES``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import regex
+from hypothesis import strategies as st
+
+from toolcall import EventName, Parsed, Parser
+from toolcall.contract import check_stream
+from toolcall.scanning import json_object_problem
+
+__all__ = [
+    "STRUCTURE_WORDS",
+    "Example",
+    "Seed",
+    "check_output",
+    "check_stream_api",
+    "lost_words",
+    "outputs",
+]
+
+#: Words a format writes as structure, which a parse does not return: call-object
+#: keys, literal names a format converts (``True`` → ``true``), tag names.
+STRUCTURE_WORDS = frozenset(
+    {
+        "name",
+        "arguments",
+        "parameters",
+        "type",
+        "function",
+        "id",
+        "true",
+        "false",
+        "null",
+        "none",
+        "nan",
+        "infinity",
+        "tool",
+        "call",
+        "calls",
+        "arg",
+        "key",
+        "value",
+        "args",
+        "python",
+        "tag",
+        "start",
+        "end",
+        "function_calls",
+    }
+)
+
+_WORD = regex.compile(r"[^\W\d_]+")
+_ESCAPE = regex.compile(r"\\(?:u[0-9a-fA-F]{0,4}|x[0-9a-fA-F]{0,2}|N\{[^}]*\}|U[0-9a-fA-F]{0,8}|.)")
+#: Characters that mean something to some format.
+_SYNTAX = [*"{}[]()<>:,;=\"'\\/|.`#", "\n", "\t", " ", "  ", "\r\n"]
+_TEXT = ["é", "東京", "🗼", "\u00a0", "\u2028", "x", "Paris", "42", "-1e400", "null", "True"]
+#: Events after which a parser may have dropped text on purpose (and said so).
+_DROPS = frozenset({EventName.IGNORED_MEMBER, EventName.DUPLICATE_KEY})
+_DEFECTS = frozenset({EventName.MALFORMED_ARGUMENTS, EventName.TRUNCATED})
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A starting output and the parser built for its request."""
+
+    text: str
+    make_parser: Callable[[], Parser]
+
+
+def _mutation(markers: Sequence[str]) -> st.SearchStrategy[tuple[str, int, int, str]]:
+    """``(kind, position, length, text)``; positions are fractions of the output, in
+    thousandths, so a mutation applies to any output."""
+    pieces = (
+        st.sampled_from([*markers, *_SYNTAX, *_TEXT])
+        if markers
+        else st.sampled_from([*_SYNTAX, *_TEXT])
+    )
+    inserted = st.one_of(pieces, st.lists(pieces, min_size=1, max_size=4).map("".join))
+    return st.tuples(
+        st.sampled_from(["insert", "delete", "repeat", "truncate", "replace", "marker-prefix"]),
+        st.integers(0, 1000),
+        st.integers(1, 40),
+        inserted,
+    )
+
+
+def _apply(text: str, mutation: tuple[str, int, int, str]) -> str:
+    kind, where, length, piece = mutation
+    at = where * len(text) // 1000
+    if kind == "insert":
+        return text[:at] + piece + text[at:]
+    if kind == "delete":
+        return text[:at] + text[at + length :]
+    if kind == "repeat":
+        return text[:at] + text[at : at + length] * 2 + text[at + length :]
+    if kind == "truncate":
+        return text[:at]
+    if kind == "replace":
+        return text[:at] + piece + text[at + len(piece) :]
+    # A marker's start, then the rest of the output: the parser must not wait forever.
+    cut = max(1, len(piece) - 1)
+    return text[:at] + piece[:cut] + text[at:]
+
+
+@st.composite
+def outputs(draw: st.DrawFn, seeds: Sequence[Seed], markers: Sequence[str]) -> Example:
+    """A seed and a mutated output of it (see :class:`Example` for its splits)."""
+    seed = draw(st.sampled_from(seeds))
+    text = seed.text
+    for mutation in draw(st.lists(_mutation(markers), max_size=4)):
+        text = _apply(text, mutation)
+    return Example(seed, text, draw(st.integers(0, 2**32 - 1)))
+
+
+@dataclass(frozen=True)
+class Example:
+    """One fuzzed output; ``splits`` are random cuts (from ``split_seed``), one
+    character per step, and one delta."""
+
+    seed: Seed
+    text: str
+    split_seed: int
+
+    def splits(self) -> list[list[str]]:
+        text = self.text
+        rng = random.Random(self.split_seed)
+        cuts = sorted({rng.randrange(1, max(2, len(text))) for _ in range(rng.randint(1, 12))})
+        bounds = [0, *cuts, len(text)]
+        random_split = [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+        return [random_split, list(text), [text]]
+
+    def __repr__(self) -> str:
+        return f"Example(text={self.text!r}, split_seed={self.split_seed})"
+
+
+def lost_words(text: str, parsed: Parsed, markers: Sequence[str]) -> list[str]:
+    """Words of ``text`` that the parse does not return as often as the output has
+    them (see the module docstring): the nothing-lost oracle.
+
+    A word of the output counts as returned as often as it occurs (as a substring,
+    case-folded) in the content, the reasoning, the names and the arguments, both
+    as written and as their JSON strings decode, so that a format which escapes or
+    re-serialises values is not blamed for it."""
+    returned = [parsed.content or "", parsed.reasoning or ""]
+    for call in parsed.tool_calls:
+        returned += [call.name, call.arguments, *_strings(call.arguments)]
+    have = "\n".join(returned).casefold()
+    want = _words(text, markers)
+    return sorted(word for word, count in want.items() if have.count(word) < count)
+
+
+def _strings(arguments: str) -> list[str]:
+    """The keys and string values of a JSON text (none if it does not parse)."""
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found += [key for key in item if isinstance(key, str)]
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+    return found
+
+
+def _words(text: str, markers: Sequence[str]) -> Counter[str]:
+    for marker in markers:
+        text = text.replace(marker, " ")
+    text = _ESCAPE.sub(" ", text)
+    return Counter(
+        word
+        for word in (match.casefold() for match in _WORD.findall(text))
+        if word not in STRUCTURE_WORDS
+    )
+
+
+def check_output(parser: Parser, text: str, splits: Sequence[Sequence[str]]) -> list[str]:
+    """Every property of one output; returns one line per problem."""
+    problems: list[str] = []
+    try:
+        one_shot = parser.parse(text)
+    except Exception as error:
+        return [f"parse() raised {type(error).__name__}: {error}"]
+    recovered = any(event.is_recovery for event in one_shot.events)
+    for number, steps in enumerate(splits):
+        try:
+            streamed, violations = check_stream(parser, steps, promptness=not recovered)
+        except Exception as error:
+            problems.append(f"split {number}: the stream raised {type(error).__name__}: {error}")
+            continue
+        problems += [f"split {number}: {violation}" for violation in violations]
+        mine, theirs = streamed.content, one_shot.content
+        if mine != theirs:
+            problems.append(
+                f"split {number}: streamed content {mine!r} differs from one-shot {theirs!r}"
+            )
+    defective = {event.call_index for event in one_shot.events if event.name in _DEFECTS}
+    for index, call in enumerate(one_shot.tool_calls):
+        if index in defective:
+            continue
+        problem = json_object_problem(call.arguments)
+        if problem is not None:
+            problems.append(
+                f"call {index} ({call.name!r}) has no defect event but its arguments are "
+                f"{problem}: {call.arguments[:80]!r}"
+            )
+    if not any(event.name in _DROPS for event in one_shot.events):
+        lost = lost_words(text, one_shot, parser.markers)
+        if lost:
+            problems.append(f"words of the output that the parse does not return: {lost[:10]}")
+    return problems
+
+
+def check_stream_api(parser: Parser) -> list[str]:
+    """``feed`` after ``finish`` and ``feed`` of a non-``str`` are clear errors."""
+    problems: list[str] = []
+    for bad in (None, b"x", 1, ["x"]):
+        stream = parser.stream()
+        try:
+            stream.feed(bad)  # type: ignore[arg-type]
+        except TypeError as error:
+            if type(bad).__name__ not in str(error):
+                problems.append(
+                    f"feed({bad!r}) raised TypeError without naming {type(bad).__name__}: {error}"
+                )
+        except Exception as error:
+            problems.append(f"feed({bad!r}) raised {type(error).__name__}, not TypeError")
+        else:
+            problems.append(f"feed({bad!r}) was accepted")
+    stream = parser.stream()
+    stream.feed("x")
+    stream.finish()
+    try:
+        stream.feed("y")
+    except RuntimeError:
+        pass
+    except Exception as error:
+        problems.append(f"feed() after finish() raised {type(error).__name__}, not RuntimeError")
+    else:
+        problems.append("feed() after finish() was accepted")
+    return problems

@@ -469,11 +469,12 @@ case(
     "qwen3-coder-value-never-ends",
     "<tool_call>\n<function=get_current_weather>\n<parameter=location>\nParis\n</parameter>\n"
     "<parameter=unit>\ncelsius\n</tool_call>",
-    content="<parameter=unit>\ncelsius",
-    calls=[("get_current_weather", '{"location": "Paris"')],
+    content="celsius",
+    calls=[("get_current_weather", '{"location": "Paris", "unit": ')],
     notes=(
-        "the closer arrives inside a parameter: the arguments are what was emitted "
-        "(malformed-arguments) and the unfinished tag is content, verbatim"
+        "the closer arrives inside a parameter: the arguments are what was emitted (the key "
+        "is emitted with its tag's head; malformed-arguments) and the value, never emitted, "
+        "is content, verbatim"
     ),
     **CODER_CASE,
 )
@@ -481,12 +482,12 @@ case(
     "qwen3-coder-truncated",
     "<tool_call>\n<function=get_current_weather>\n<parameter=location>\nParis\n</parameter>\n"
     "<parameter=unit>\ncels",
-    content="<parameter=unit>\ncels",
-    calls=[("get_current_weather", '{"location": "Paris"')],
+    content="cels",
+    calls=[("get_current_weather", '{"location": "Paris", "unit": ')],
     finish_reason="length",
     notes=(
-        "cut off inside a value: the arguments are what was emitted (a value is emitted when "
-        "it ends), and the text not emitted is content, verbatim"
+        "cut off inside a value: the arguments are what was emitted (a key with its tag's "
+        "head, a value when it ends), and the text not emitted is content, verbatim"
     ),
     **CODER_CASE,
 )

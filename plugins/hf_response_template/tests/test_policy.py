@@ -178,6 +178,41 @@ def test_text_after_the_value_in_the_region_is_content() -> None:
     assert EventName.TRAILING_TEXT in events(parsed)
 
 
+@pytest.mark.parametrize(
+    ("text", "arguments", "content"),
+    [
+        # the call object breaks after its name: the rest of the region is content
+        ('<tool_call>{"name": "get_time" and more}</tool_call>', "", "and more}"),
+        # a key with no value goes with the rest (nothing is lost)
+        (
+            '<tool_call>{"name": "get_time", "get_time", "arguments": {}}</tool_call>',
+            "",
+            '"get_time", "arguments": {}}',
+        ),
+        ('<tool_call>{"name": "get_time", "x": , "arguments": {}}</tool_call>', "", None),
+        # junk after the arguments, inside the call object
+        (
+            '<tool_call>{"name": "get_time", "arguments": {"a": 1} junk}</tool_call>',
+            '{"a": 1}',
+            "junk}",
+        ),
+    ],
+)
+def test_a_break_in_the_call_object_leaves_the_rest_as_content(
+    text: str, arguments: str, content: str | None
+) -> None:
+    parsed = parse_checked(parser(HERMES), text)
+    assert [(call.name, call.arguments) for call in parsed.tool_calls] == [
+        ("get_time", arguments)
+    ]
+    if content is None:  # the broken member's text starts the content
+        assert parsed.content is not None
+        assert parsed.content.startswith('"x": ,')
+    else:
+        assert parsed.content == content
+    assert EventName.TRAILING_TEXT in events(parsed)
+
+
 def test_malformed_arguments_stand_with_the_models_text() -> None:
     text = '<tool_call>{"name": "get_weather", "arguments": {"city": Paris}}</tool_call>'
     parsed = parse_checked(parser(HERMES), text)

@@ -191,6 +191,7 @@ class _Frame:
     key: str | None = None
     index: int = 0
     keys: set[str] = field(default_factory=set)
+    member: int = -1  # where the current member's key starts
 
 
 class JsonBody(Body):
@@ -256,7 +257,11 @@ class JsonBody(Body):
             if self.stopped():
                 return
         self._flush_raw(final=False)
-        self.decide(self.tokens.token_start)
+        decided = self.tokens.token_start
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.kind == "{" and top.expect in ("colon", "value"):
+            decided = min(decided, top.member)  # a key without its value is not framing yet
+        self.decide(decided)
 
     def close(self, text: str, start: int, how: End) -> None:
         self.stream.hold(text, start)
@@ -352,14 +357,16 @@ class JsonBody(Body):
                     return
                 key = self._key(token)
                 if key is None:
-                    self._break(f"{token.raw!r} where a key belongs")
+                    self._break(token.start, f"{token.raw!r} where a key belongs")
                     return
                 top.key = key
+                top.member = token.start
                 top.expect = "colon"
                 return
             if top.expect == "colon":
                 if kind != ":":
-                    self._break(f"{token.raw!r} where ':' belongs")
+                    # The key is no member: it goes with the rest.
+                    self._break(top.member, f"{token.raw!r} where ':' belongs")
                     return
                 top.expect = "value"
                 return
@@ -376,7 +383,7 @@ class JsonBody(Body):
             elif kind == "}":
                 self._pop(token)
             else:
-                self._break(f"{token.raw!r} where ',' or '}}' belongs")
+                self._break(token.start, f"{token.raw!r} where ',' or '}}' belongs")
             return
         # an array
         if top.expect in ("first", "value"):
@@ -393,7 +400,7 @@ class JsonBody(Body):
         elif kind == "]":
             self._pop(token)
         else:
-            self._break(f"{token.raw!r} where ',' or ']' belongs")
+            self._break(token.start, f"{token.raw!r} where ',' or ']' belongs")
 
     def _key(self, token: Token) -> str | None:
         if token.kind == STRING:
@@ -412,7 +419,7 @@ class JsonBody(Body):
         kind = token.kind
         if self.each and not path:
             if kind != "[":
-                self._break("transform_each needs a list of calls")
+                self._break(token.start, "transform_each needs a list of calls")
                 return
             self.stack.append(_Frame("[", path))
             return
@@ -458,7 +465,9 @@ class JsonBody(Body):
         if token.kind in ("{", "["):
             self.skip = 1
         elif token.kind in ("}", "]", ",", ":"):
-            self._break(f"{token.raw!r} where a value belongs")
+            top = self.stack[-1] if self.stack else None
+            at = top.member if top is not None and top.kind == "{" else token.start
+            self._break(at, f"{token.raw!r} where a value belongs")
         else:
             self._end_value(token.end)
 
@@ -487,11 +496,14 @@ class JsonBody(Body):
                 self.stream.end_arguments()
             self.root_end = end
 
-    def _break(self, why: str) -> None:
-        """The structure cannot be read further: the rest of the body is framing if a
-        call was committed (its arguments end where they are), else content."""
+    def _break(self, at: int, why: str) -> None:
+        """The structure cannot be read further at ``at``. Once the region committed a
+        call, the current call ends where its arguments are and the rest of the region
+        is content, verbatim (as the JSON families do: nothing is lost); before that,
+        the region is content as a whole when it ends (:meth:`closing`)."""
         self.broken = True
-        del why
+        if self.calls:
+            self.start_trailing(at, f"after a break in the structure ({why})")
 
     # -- the arguments --------------------------------------------------------------------------
 
@@ -544,7 +556,7 @@ class JsonBody(Body):
         self.args_state = "done"
         self.canon = None
         if not self.in_call:
-            self.broken = True
+            self._break(at, why)
             return
         self.start_trailing(at, "after a defect")
 
@@ -674,9 +686,22 @@ class _Members(Body):
     def member(self, key: str, raw: str, at: int) -> bool:
         """One member read; ``False`` when its value is a defect (the region's rest, from
         ``at``, is then content)."""
+        if not self.member_key(key):
+            return True
+        return self.member_value(key, raw, at)
+
+    def member_key(self, key: str) -> bool:
+        """A member's key: emitted (``True``), or a repeated key whose member is dropped
+        (``False``, recorded: the first is kept)."""
         if key in self.keys:
             self.stream.event(EventName.DUPLICATE_KEY, f"{key!r} given again; the first is kept")
-            return True
+            return False
+        self.keys.add(key)
+        self.stream.arguments(self.emitter.key(key))
+        return True
+
+    def member_value(self, key: str, raw: str, at: int) -> bool:
+        """The value of the member whose key was emitted; ``False`` when it is a defect."""
         try:
             value = parse_value(raw, self.value_parser)
         except UnreadableValue as error:
@@ -687,8 +712,7 @@ class _Members(Body):
         result = typed(value, key, self.types)
         if result.problem:
             self.stream.event(EventName.UNREPRESENTABLE_VALUE, f"{key!r}: {result.problem}")
-        self.keys.add(key)
-        self.stream.arguments(self.emitter.key(key) + self.emitter.value(result.value))
+        self.stream.arguments(self.emitter.value(result.value))
         return True
 
     def ignored(self, text: str) -> None:
@@ -718,6 +742,7 @@ class TagsBody(_Members):
         self.value: list[str] = []
         self.value_start = start
         self.head_start = start
+        self.repeated = False  # the open member repeats a key: its value is dropped
 
     def feed(self, text: str, start: int) -> None:
         self.held(text, start)
@@ -740,6 +765,9 @@ class TagsBody(_Members):
                 self._advance(found.end - found.start)
                 self.value = []
                 self.value_start = self.base
+                # The key is emitted with its head (a repeated key's member is dropped).
+                self.repeated = not self.member_key(self.key)
+                self.decide(self.base)
                 continue
             assert self.tail is not None
             found = self.tail.find(self.buffer, 0, eos=eos)
@@ -749,7 +777,7 @@ class TagsBody(_Members):
                 self._advance(cut)
                 return
             raw = "".join(self.value) + self.buffer[: found.start]
-            if not self.member(self.key, raw, self.value_start):
+            if not self.repeated and not self.member_value(self.key, raw, self.value_start):
                 return
             self._advance(found.end)
             self.decide(self.base)
@@ -773,9 +801,14 @@ class TagsBody(_Members):
             if how == "eos" and self.key is None and self.buffer:
                 found = self.tags.head.find(self.buffer, 0)
                 if found is not None and found.pending:
-                    # Cut off inside a tag's head: what was emitted stands, the unfinished
-                    # head is content.
+                    # Cut off inside a tag's head: what was emitted stands; the head's
+                    # literal start, when whole, is framing (as GLM's own parser reads
+                    # `<arg_key>` at the end); the rest of the head is content.
                     self._skip(found.start)
+                    prefix = self.tags.head.prefix
+                    if prefix and self.buffer.startswith(prefix):
+                        self._advance(len(prefix))
+                        self.decide(self.base)
                     self.stream.event(EventName.TRUNCATED, "the output ended inside a tag")
                     self.defective = True
                     self.start_trailing(self.base, "an unfinished tag")
@@ -783,8 +816,8 @@ class TagsBody(_Members):
                     return
             self._scan(eos=True)
             if self.key is not None and not self.stopped():
-                # A tag whose value never ended: the arguments stay as emitted, and the
-                # tag (never emitted) is content, verbatim.
+                # A tag whose value never ended: the arguments stay as emitted (with the
+                # key), and the value (never emitted) is content, verbatim.
                 complete = False
                 if how == "eos":
                     self.stream.event(EventName.TRUNCATED, "the output ended inside a value")
@@ -793,7 +826,7 @@ class TagsBody(_Members):
                         EventName.MALFORMED_ARGUMENTS, f"the value of {self.key!r} never ends"
                     )
                 self.defective = True
-                self.start_trailing(self.head_start, "an unfinished tag")
+                self.start_trailing(self.value_start, "an unfinished value")
         self.wind_up(text, start, how, complete=complete)
 
 

@@ -253,3 +253,11 @@ def test_reasoning_is_released_as_it_arrives() -> None:
     stream = toy().stream()
     first = stream.feed("<r>one ")
     assert "".join(d.reasoning for d in first) == "one "
+
+
+def test_reasoning_of_other_whitespace_is_reasoning_in_the_parse_and_the_checker() -> None:
+    # Only JSON's four whitespace characters make text blank (toolcall.is_blank): a
+    # no-break space is reasoning, in the parse and in what the checker reassembles.
+    text = "<r>\u00a0</r>done"
+    assert toy().parse(text).reasoning == "\u00a0"
+    assert check_splits(toy(), text, splits(text)) == []

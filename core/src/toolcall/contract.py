@@ -249,7 +249,7 @@ class DeltaChecker:
             ),
             events=tuple(events),
             framing=tuple(framing),
-            reasoning=reasoning if reasoning.strip() else None,
+            reasoning=None if is_blank(reasoning) else reasoning,
         )
         _Final(self, content, reasoning, "".join(self._said), self._parsed).run()
         for (clause, _), count in self._listed.items():

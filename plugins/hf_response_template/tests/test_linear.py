@@ -15,6 +15,7 @@ from hf_testing import parser, shipped, with_field
 
 from toolcall.contract import check_cost
 from toolcall_hf_response_template import HfParser
+from toolcall_hf_response_template.patterns import settles_at_end
 
 HERMES = shipped("hermes")
 CODER = shipped("qwen3_coder")
@@ -113,3 +114,26 @@ def test_work_per_delta_does_not_grow(shape: str) -> None:
     template, make = SHAPES[shape]
     hf: HfParser = parser(template)  # type: ignore[arg-type]
     assert check_cost(hf, make) == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "settles"),
+    [
+        (r"\[TOOL_CALLS\](?P<name>[^\[\]]+?)\[ARGS\]", True),
+        (r"<tool_call>\s*<function=(?P<name>[^>\n]+)>", True),
+        (r"(?:</function>\s*)?</tool_call>", True),
+        (r"<arg_key>(?P<key>.*?)</arg_key>\s*<arg_value>", True),
+        (r"<a>\w+", False),  # more word characters would lengthen it
+        (r"</a>\s*", False),
+        (r"<a>.*</a>", False),  # a later </a> would lengthen it
+        (r"x\n?", False),
+        (r"<tool_call>(?P<name>\w+)(?=\n)", False),  # a look-ahead needs the next text
+        (r";|(?=<\|python_tag\|>)", False),
+        (r"x(?:ab|a)", False),  # more text could make the first branch match
+        (r"a$", False),
+    ],
+)
+def test_a_match_at_the_end_is_final_only_when_no_text_can_change_it(
+    pattern: str, settles: bool
+) -> None:
+    assert settles_at_end(pattern) is settles

@@ -202,9 +202,7 @@ def test_a_break_in_the_call_object_leaves_the_rest_as_content(
     text: str, arguments: str, content: str | None
 ) -> None:
     parsed = parse_checked(parser(HERMES), text)
-    assert [(call.name, call.arguments) for call in parsed.tool_calls] == [
-        ("get_time", arguments)
-    ]
+    assert [(call.name, call.arguments) for call in parsed.tool_calls] == [("get_time", arguments)]
     if content is None:  # the broken member's text starts the content
         assert parsed.content is not None
         assert parsed.content.startswith('"x": ,')
@@ -397,6 +395,23 @@ def test_llama3_json_calls_at_the_start_and_after_the_python_tag() -> None:
     assert calls(parsed) == [("get_time", {}), ("get_weather", {"city": "A"})]
     later = parse_checked(parser(LLAMA), 'Sure. {"name": "get_time", "parameters": {}}')
     assert later.tool_calls == ()
+
+
+def test_a_mistral_call_is_announced_when_args_arrives_even_at_the_end() -> None:
+    # The opener [TOOL_CALLS]NAME[ARGS] cannot grow once [ARGS] is read: a call at once.
+    stream = parser(MISTRAL).stream()
+    deltas = [*stream.feed("Here"), *stream.feed("[TOOL_CALLS]get_time[ARGS]")]
+    assert [entry.name for delta in deltas for entry in delta.tool_calls] == ["get_time"]
+    parse_checked(parser(MISTRAL), "Here[TOOL_CALLS]get_time[ARGS]")
+
+
+def test_llama3_json_holds_a_possible_call_start_and_reads_punctuation_as_text() -> None:
+    hf = parser(LLAMA)
+    assert hf.unmarked_starts == ("{",)
+    assert hf.markers == ("<|python_tag|>",)  # not ';': a single character is punctuation
+    parsed = parse_checked(parser(LLAMA), '{</x>"name": "get_time", "parameters": {}}; ok; fine')
+    assert parsed.tool_calls == ()
+    assert parsed.content == '{</x>"name": "get_time", "parameters": {}}; ok; fine'
 
 
 # -- never raise --------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import pytest
 from toolcall import ParserContext, Vocabulary
 from toolcall_hf_response_template import ENV, HfParser, TemplateError, load_template
 from toolcall_hf_response_template.parser import template_for
+from toolcall_hf_response_template.template import markers_of, unmarked_starts_of
 
 TEMPLATES = ("hermes", "qwen3_coder", "glm", "mistral_v11", "llama3_json")
 
@@ -290,3 +291,24 @@ def test_a_bad_file_says_what_is_wrong(
     with pytest.raises(TemplateError, match="TOOLCALL_RESPONSE_TEMPLATE") as raised:
         HfParser.check_vocabulary(Vocabulary())
     assert reason in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "markers", "starts"),
+    [
+        ("hermes", ("<think>", "</think>", "<tool_call>", "</tool_call>"), ()),
+        # a pattern gives the literal text its matches start with; an optional group
+        # first ((?:</function>\s*)?</tool_call>) leaves none
+        ("qwen3_coder", ("<think>", "</think>", "<tool_call>"), ()),
+        # a look-ahead closer has no text; ';' is a single character (punctuation)
+        ("mistral_v11", ("[THINK]", "[/THINK]", "[TOOL_CALLS]"), ()),
+        # each alternative of the opener counts; ^\s*(?={) begins a call with no marker
+        ("llama3_json", ("<|python_tag|>",), ("{",)),
+    ],
+)
+def test_markers_and_unmarked_starts_come_from_every_alternative(
+    name: str, markers: tuple[str, ...], starts: tuple[str, ...]
+) -> None:
+    template = load_template(shipped(name))
+    assert markers_of(template) == markers
+    assert unmarked_starts_of(template) == starts

@@ -25,6 +25,7 @@ from toolcall_hf_response_template.template import (
     TemplateError,
     load_template,
     markers_of,
+    unmarked_starts_of,
 )
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ class HfParser(Parser):
         self.template = self.template_of(self.context.vocabulary)
         # Markup that stands in content only as markup that was not read (unparsed-markup).
         self.markers = markers_of(self.template)  # type: ignore[misc]
+        # Where a call may begin without a marker (a look-ahead opener): held, not leaked.
+        self.unmarked_starts = unmarked_starts_of(self.template)  # type: ignore[misc]
 
     @classmethod
     def template_of(cls, vocabulary: Vocabulary) -> Template:

@@ -74,6 +74,103 @@ def linear_time_problem(pattern: str) -> str | None:
     return _problem(list(parsed), inside=False)
 
 
+_CHAR_OPS: Final = frozenset(
+    {
+        sre_constants.LITERAL,
+        sre_constants.NOT_LITERAL,
+        sre_constants.IN,
+        sre_constants.ANY,
+        sre_constants.CATEGORY,
+    }
+)
+_STARTS: Final = frozenset({sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING})
+_compiler: Any = importlib.import_module("re._compiler")
+
+
+def settles_at_end(pattern: str) -> bool:
+    """Whether a complete match of ``pattern`` that reaches the end of the text stays
+    what it is whatever text follows: no look-ahead or end anchor, and every repeat that
+    could take more (greedy, of varying count) is followed by literal text it cannot
+    start to match (``[^>]+>``, ``\\s*<``), so the match needs no more text to be
+    decided (mistral's ``[TOOL_CALLS]NAME[ARGS]`` is a call when ``[ARGS]`` arrives).
+    ``False`` when in doubt: then such a match waits for the next text or the end."""
+    try:
+        parsed = sre_parser.parse(pattern, sre_constants.SRE_FLAG_DOTALL)
+    except (sre_constants.error, OverflowError, RecursionError):
+        return False
+    try:
+        return _settles(list(parsed), [], parsed.state)
+    except (sre_constants.error, TypeError, ValueError, RecursionError):
+        return False
+
+
+def _settles(items: Sequence[tuple[Any, Any]], rest: list[tuple[Any, Any]], state: Any) -> bool:
+    for index, (op, arg) in enumerate(items):
+        after = [*items[index + 1 :], *rest]
+        if op in _CHAR_OPS:
+            continue
+        if op == sre_constants.SUBPATTERN:
+            if not _settles(list(arg[3]), after, state):
+                return False
+        elif op == sre_constants.BRANCH:
+            # Branches told apart by their first character: more text cannot make an
+            # earlier branch match instead (``(?:ab|a)`` could).
+            firsts = [_literal_text(list(branch))[:1] for branch in arg[1]]
+            if not all(firsts) or len(set(firsts)) != len(firsts):
+                return False
+            if not all(_settles(list(branch), after, state) for branch in arg[1]):
+                return False
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if arg[0] != -1:  # a look-ahead looks past what was read
+                return False
+        elif op == sre_constants.AT:
+            if arg not in _STARTS:
+                return False
+        elif op in (*_REPEATS, sre_constants.POSSESSIVE_REPEAT):
+            low, high, body = arg
+            if not _settles(list(body), after, state):
+                return False
+            if op == sre_constants.MIN_REPEAT or low == high:
+                continue  # a lazy repeat stops at the first point the rest matches
+            if not _takes_no_more(list(body), after, state):
+                return False
+        else:
+            return False
+    return True
+
+
+def _takes_no_more(body: list[tuple[Any, Any]], after: list[tuple[Any, Any]], state: Any) -> bool:
+    """Whether a greedy repeat of ``body`` cannot go on into the literal text that
+    must follow it."""
+    if not after or sre_parser.SubPattern(state, after).getwidth()[0] == 0:
+        return False
+    follow = _literal_text(after)
+    if not follow:
+        return False
+    if len(body) == 1 and body[0][0] in _CHAR_OPS:
+        one = sre_parser.SubPattern(state, body)
+        return _compiler.compile(one, sre_constants.SRE_FLAG_DOTALL).match(follow[0]) is None
+    start = _literal_text(body)
+    return bool(start) and not start.startswith(follow) and not follow.startswith(start)
+
+
+def _literal_text(items: Sequence[tuple[Any, Any]]) -> str:
+    """The literal text every match of ``items`` starts with."""
+    out: list[str] = []
+    for op, arg in items:
+        if op == sre_constants.LITERAL:
+            out.append(chr(arg))
+        elif op == sre_constants.SUBPATTERN and not arg[1] and not arg[2]:
+            inner = list(arg[3])
+            text = _literal_text(inner)
+            out.append(text)
+            if len(text) != len(inner) or any(o != sre_constants.LITERAL for o, _ in inner):
+                break
+        else:
+            break
+    return "".join(out)
+
+
 def _bounded(high: int) -> bool:
     return high != sre_constants.MAXREPEAT and high <= _UNBOUNDED
 
@@ -146,7 +243,16 @@ def _ambiguous_branches(body: Any) -> bool:
 class Delimiter:
     """One delimiter: literals (any of them) or a pattern, matched with ``DOTALL``."""
 
-    __slots__ = ("can_extend", "groups", "literals", "longest", "pattern", "prefix", "source")
+    __slots__ = (
+        "can_extend",
+        "groups",
+        "literals",
+        "longest",
+        "pattern",
+        "prefix",
+        "settles",
+        "source",
+    )
 
     def __init__(self, *, literals: Sequence[str] | None = None, pattern: str | None = None):
         if (literals is None) == (pattern is None):
@@ -159,6 +265,7 @@ class Delimiter:
             self.pattern = regex.compile("|".join(regex.escape(s) for s in ordered), regex.DOTALL)
             self.can_extend = any(a != b and a.startswith(b) for a in unique for b in unique)
             self.longest = max(map(len, unique))
+            self.settles = not self.can_extend
             self.source = " or ".join(repr(s) for s in unique)
         else:
             assert pattern is not None
@@ -166,6 +273,8 @@ class Delimiter:
             self.pattern = regex.compile(pattern, regex.DOTALL)
             self.can_extend = True
             self.longest = LONGEST
+            #: A complete match at the end of the text is final (see settles_at_end).
+            self.settles = settles_at_end(pattern)
             self.source = repr(pattern)
         self.groups: tuple[str, ...] = tuple(self.pattern.groupindex)
         #: The literal text every match starts with ("" when it may start otherwise).
@@ -222,7 +331,7 @@ class Delimiter:
             if end - begin > window:
                 start = begin + 1
                 continue
-            pending = not eos and end == size
+            pending = not eos and end == size and not self.settles
             return Found(begin, end, pending=pending, groups=_groups(match))
         return None
 
@@ -251,6 +360,77 @@ def _literal_prefix(pattern: str) -> str:
         out.append(char)
         at += step
     return "".join(out)
+
+
+def literal_starts(delimiter: Delimiter) -> tuple[str, ...]:
+    """The literal texts a delimiter's matches start with: its literals, or the literal
+    prefix of each top-level alternative of its pattern (empty ones left out)."""
+    if delimiter.literals is not None:
+        return delimiter.literals
+    branches = _top_level_branches(delimiter.pattern.pattern)
+    found = [_literal_prefix(branch) for branch in branches]
+    return tuple(dict.fromkeys(text for text in found if text))
+
+
+#: What may stand before a look-ahead and match no text of its own: anchors, blanks, a
+#: look-behind.
+_BEFORE_LOOKAHEAD: Final = regex.compile(
+    r"(?:\^|\\A|\\[sn][*?]|\[[^\]]*\][*?]|[ \n][*?]|\(\?<[=!](?:[^()\\]|\\.)*\))*"
+)
+
+
+def lookahead_starts(delimiter: Delimiter) -> tuple[str, ...]:
+    """The literal texts that start what the look-ahead of a pattern alternative with no
+    literal start requires (llama3's ``^\\s*(?=\\{)``: ``{``): where a call begins with
+    no marker of its own."""
+    if delimiter.literals is not None:
+        return ()
+    found: list[str] = []
+    for branch in _top_level_branches(delimiter.pattern.pattern):
+        if _literal_prefix(branch):
+            continue
+        rest = branch[_BEFORE_LOOKAHEAD.match(branch).end() :]  # type: ignore[union-attr]
+        if not rest.startswith("(?="):
+            continue
+        depth = 0
+        for index, char in enumerate(rest):
+            if char == "(" and (index == 0 or rest[index - 1] != "\\"):
+                depth += 1
+            elif char == ")" and rest[index - 1] != "\\":
+                depth -= 1
+                if depth == 0:
+                    inner = rest[3:index]
+                    inner = inner[_BEFORE_LOOKAHEAD.match(inner).end() :]  # type: ignore[union-attr]
+                    found.extend(_literal_prefix(b) for b in _top_level_branches(inner))
+                    break
+    return tuple(dict.fromkeys(text for text in found if text))
+
+
+def _top_level_branches(pattern: str) -> list[str]:
+    branches: list[str] = []
+    depth = 0
+    in_class = False
+    start = 0
+    at = 0
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            branches.append(pattern[start:at])
+            start = at + 1
+        at += 1
+    branches.append(pattern[start:])
+    return branches
 
 
 def _top_level_alternation(pattern: str) -> bool:

@@ -28,7 +28,13 @@ from typing import Any, Final
 
 import regex
 
-from toolcall_hf_response_template.patterns import Delimiter, linear_time_problem
+from toolcall.types import WHITESPACE
+from toolcall_hf_response_template.patterns import (
+    Delimiter,
+    linear_time_problem,
+    literal_starts,
+    lookahead_starts,
+)
 from toolcall_hf_response_template.transform import (
     PLACEHOLDER,
     CallShape,
@@ -47,6 +53,7 @@ __all__ = [
     "load_template",
     "markers_of",
     "template_from_json",
+    "unmarked_starts_of",
 ]
 
 THINKING: Final = "thinking"
@@ -412,12 +419,23 @@ def _check_transform(
             )
 
 
+def unmarked_starts_of(template: Template) -> tuple[str, ...]:
+    """Where a call may begin with no marker of its own: the text a tool opener's
+    look-ahead requires (llama3's ``{``)."""
+    found: list[str] = []
+    for field in template.fields.values():
+        if field.shape is not None and field.open is not None:
+            found.extend(lookahead_starts(field.open))
+    return tuple(dict.fromkeys(found))
+
+
 def markers_of(template: Template) -> tuple[str, ...]:
     """The template's delimiters as literal text: every opener and closer (a pattern by
-    the literal text its matches start with)."""
+    the literal text each of its alternatives starts with), blanks at either end left
+    out. A single character (llama3's ``;``) is punctuation, not a marker."""
     found: list[str] = []
     for field in template.fields.values():
         for delimiter in (field.open, field.close):
             if delimiter is not None:
-                found.extend(delimiter.literals or (delimiter.prefix,))
-    return tuple(dict.fromkeys(marker for marker in found if marker))
+                found.extend(text.strip(WHITESPACE) for text in literal_starts(delimiter))
+    return tuple(dict.fromkeys(marker for marker in found if len(marker) > 1))

@@ -190,6 +190,9 @@ def test_text_after_the_value_in_the_region_is_content() -> None:
             '"get_time", "arguments": {}}',
         ),
         ('<tool_call>{"name": "get_time", "x": , "arguments": {}}</tool_call>', "", None),
+        # the region ends inside a member (a closer inside its string): no member, content
+        ('<tool_call>{"name": "get_time", "x": "a </tool_call> b"}</tool_call>', "", None),
+        ('<tool_call>{"name": "get_time", "x": "ab', "", '"x": "ab'),
         # junk after the arguments, inside the call object
         (
             '<tool_call>{"name": "get_time", "arguments": {"a": 1} junk}</tool_call>',
@@ -205,7 +208,7 @@ def test_a_break_in_the_call_object_leaves_the_rest_as_content(
     assert [(call.name, call.arguments) for call in parsed.tool_calls] == [("get_time", arguments)]
     if content is None:  # the broken member's text starts the content
         assert parsed.content is not None
-        assert parsed.content.startswith('"x": ,')
+        assert parsed.content.startswith('"x": ')
     else:
         assert parsed.content == content
     assert EventName.TRAILING_TEXT in events(parsed)
@@ -412,6 +415,43 @@ def test_llama3_json_holds_a_possible_call_start_and_reads_punctuation_as_text()
     parsed = parse_checked(parser(LLAMA), '{</x>"name": "get_time", "parameters": {}}; ok; fine')
     assert parsed.tool_calls == ()
     assert parsed.content == '{</x>"name": "get_time", "parameters": {}}; ok; fine'
+
+
+def test_an_element_that_breaks_is_content_whole() -> None:
+    template = with_field(
+        HERMES,
+        "tool_calls",
+        transform={"function": {"name": "{name}", "arguments": "{arguments}"}},
+        transform_each=True,
+    )
+    text = (
+        '<tool_call>[{"name": "get_time", "arguments": {}}, '
+        '{"name": 1 "get_weather", "arguments": {}}]</tool_call>'
+    )
+    parsed = parse_checked(parser(template), text)
+    assert calls(parsed) == [("get_time", {})]
+    assert parsed.content == '{"name": 1 "get_weather", "arguments": {}}]'
+    elements = '<tool_call>[{"name": "get_time", "arguments": {}}, 7, {"name": 2}]</tool_call>'
+    parsed = parse_checked(parser(template), elements)
+    assert events(parsed).count(EventName.IGNORED_MEMBER) == 2  # nothing dropped silently
+
+
+def test_dialect_arguments_the_region_ends_in_leave_the_rest_as_content() -> None:
+    template = with_field(HERMES, "tool_calls", content_args={"unquoted_keys": True})
+    text = '<tool_call>{name: "get_weather", arguments: {city "Lima</tool_call> ok'
+    parsed = parse_checked(parser(template), text)
+    assert parsed.tool_calls[0].arguments == '{"city": '
+    assert parsed.content == '"Lima ok'
+
+
+def test_a_tag_cut_by_the_end_keeps_its_key_and_gives_its_value_as_content() -> None:
+    text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Par"
+    parsed = parse_checked(parser(GLM), text)
+    assert parsed.tool_calls[0].arguments == '{"city": '
+    assert parsed.content == "Par"
+    head = parse_checked(parser(GLM), "<tool_call>get_weather<arg_key>ci")
+    assert head.tool_calls[0].arguments == "{"
+    assert head.content == "ci"  # <arg_key> is framing, as GLM's own parser reads it
 
 
 # -- never raise --------------------------------------------------------------------------------

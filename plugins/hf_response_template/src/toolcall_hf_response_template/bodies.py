@@ -28,6 +28,7 @@ but without its closer, ``missing-end``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -192,6 +193,7 @@ class _Frame:
     index: int = 0
     keys: set[str] = field(default_factory=set)
     member: int = -1  # where the current member's key starts
+    start: int = -1  # where the frame's value starts
 
 
 class JsonBody(Body):
@@ -235,6 +237,7 @@ class JsonBody(Body):
         self.depth = 0  # the raw argument value's nesting
         self.blank = 0  # the length of the whitespace that ends the text fed so far
         self.canon: Canonical | None = None
+        self.canon_end = start  # just past the last token the canonical arguments took
         self.no_call = False  # the current element cannot make a call
         self.root_end = -1
         if not self.each and self.known_name is not None:
@@ -261,16 +264,44 @@ class JsonBody(Body):
         top = self.stack[-1] if self.stack else None
         if top is not None and top.kind == "{" and top.expect in ("colon", "value"):
             decided = min(decided, top.member)  # a key without its value is not framing yet
+        element = self._element()
+        if element is not None and not self.in_call:
+            decided = min(decided, element.start)  # an element with no call yet
         self.decide(decided)
 
     def close(self, text: str, start: int, how: End) -> None:
         self.stream.hold(text, start)
+        # A string the region ends in (a closer inside it, the end of output).
+        open_string = self.tokens.token_start if self.tokens.in_string else -1
         if not self.trailing:
             for token in self.tokens.finish():
                 self._token(token)
                 if self.stopped():
                     break
-        complete = True
+        top = self.stack[-1] if self.stack else None
+        member = top is not None and top.kind == "{" and top.expect in ("colon", "value")
+        dialect_open = self.canon is not None and self.args_state == "open"
+        if not self.trailing and self.calls and dialect_open:
+            # Dialect arguments the region ends in: what was emitted stands, the text
+            # after the last token they took is content.
+            self.start_trailing(self.canon_end, "an unfinished value")
+            cut = True
+        elif (
+            not self.trailing
+            and not self.broken
+            and self.calls
+            and self.args_state != "open"
+            and self.skip < 0
+            and (member or open_string >= 0)
+        ):
+            # A member the region ends in: no member, and its text (from its key) is
+            # content, not dropped.
+            at = top.member if member and top is not None else open_string
+            self.start_trailing(self._cut(at), "an unfinished member")
+            cut = how == "eos"
+        else:
+            cut = False
+        complete = not cut
         if not self.stopped() and self.args_state == "open":
             self._flush_raw(final=True)
             complete = False
@@ -319,12 +350,26 @@ class JsonBody(Body):
             if self.args_path is None:
                 self.stream.end_arguments()
 
+    def _cut(self, at: int) -> int:
+        """Where the content starts when the region's reading stops at ``at``: an element
+        that made no call goes with it whole."""
+        element = self._element()
+        if element is not None and not self.in_call:
+            return min(at, element.start)
+        return at
+
+    def _element(self) -> _Frame | None:
+        """The element being read (``transform_each``), if it is an object."""
+        if self.each and len(self.stack) > 1 and len(self.stack[1].path) == 1:
+            return self.stack[1]
+        return None
+
     def _end_element(self, at: int) -> None:
         if self.in_call and self.args_state == "none" and self.args_path is not None:
             self._arguments("{}")
         if self.in_call:
             self.stream.end_arguments()
-        elif not self.no_call:
+        else:
             self.stream.event(EventName.IGNORED_MEMBER, "an element with no name", None)
         self.finish_call()
         self.decide(at)
@@ -427,9 +472,10 @@ class JsonBody(Body):
             self._new_element()
             if kind != "{":
                 self.no_call = True
+                self.stream.event(EventName.IGNORED_MEMBER, "an element that is no object", None)
                 self._begin_skip(token)
                 return
-            self.stack.append(_Frame("{", path))
+            self.stack.append(_Frame("{", path, start=token.start))
             return
         relative = self._relative(path)
         assert relative is not None
@@ -502,8 +548,14 @@ class JsonBody(Body):
         is content, verbatim (as the JSON families do: nothing is lost); before that,
         the region is content as a whole when it ends (:meth:`closing`)."""
         self.broken = True
+        at = self._cut(at)
         if self.calls:
             self.start_trailing(at, f"after a break in the structure ({why})")
+        else:
+            # No call can come of the region any more: it is content from now on (the
+            # region still ends at its closer; see closing).
+            self.stream.release(self.end)
+            self.trailing = True
 
     # -- the arguments --------------------------------------------------------------------------
 
@@ -521,6 +573,7 @@ class JsonBody(Body):
     def _argument_token(self, token: Token) -> None:
         if self.canon is not None:
             step = self.canon.token(token)
+            self.canon_end = token.end
             if step.duplicate:
                 self.stream.event(EventName.DUPLICATE_KEY, f"{step.duplicate!r} given again")
             if step.defect:
@@ -635,10 +688,18 @@ class _Tags:
             return None
         if linear_time_problem(tail.replace("(?P=key)", "k")) is not None:
             return None
-        return cls(Delimiter(pattern=head), tail, args.get("value_parser"))
+        return cls(_tail(head), tail, args.get("value_parser"))
 
     def tail_for(self, key: str) -> Delimiter:
-        return Delimiter(pattern=self.tail.replace("(?P=key)", regex.escape(key)))
+        if "(?P=key)" not in self.tail:
+            return _tail(self.tail)
+        return _tail(self.tail.replace("(?P=key)", regex.escape(key)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _tail(pattern: str) -> Delimiter:
+    """A tag's head or tail as a delimiter (built once per pattern: building one reads it)."""
+    return Delimiter(pattern=pattern)
 
 
 def _group_span(pattern: str, name: str) -> tuple[int, int] | None:

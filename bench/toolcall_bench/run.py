@@ -42,6 +42,7 @@ from toolcall_bench.outputs import (
     build_output,
     build_output_of_bytes,
     family_tokenizer,
+    metadata_for,
     renderer_for,
 )
 from toolcall_conformance.tokenizers import cache_root, get_tokenizer
@@ -321,11 +322,9 @@ def _parser(
     from toolcall.vllm.adapters import adapter_class  # noqa: PLC0415 - imports vLLM
 
     builtin = baseline.builtin_class(name)
-    metadata: dict[str, Any] = {}
-    example_template = getattr(entry.parser_class, "example_template", None)
-    if callable(example_template):
+    metadata = metadata_for(entry.parser_class)
+    if "response_template" in metadata:
         # A format that is data (hf): the tokenizer carries the template, as a checkpoint's.
-        metadata["response_template"] = example_template()
         vllm_tokenizer = _cached(
             baseline.vllm_tokenizer(tokenizer_name, response_template=metadata["response_template"])
         )

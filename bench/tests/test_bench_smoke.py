@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,7 +19,7 @@ from toolcall.registry import Registry
 from toolcall_bench.drivers import DRIVERS, Reassembled, problem_with
 from toolcall_bench.outputs import HOOK, BenchError, renderer_for
 from toolcall_bench.report import END, START, markdown, plugin_readmes, replace_section
-from toolcall_bench.run import SMOKE, main
+from toolcall_bench.run import EXIT_TOO_BUSY, SMOKE, main, too_busy
 
 pytestmark = [
     pytest.mark.vllm,
@@ -67,12 +69,32 @@ def test_every_size_is_fed_one_and_four_tokens_per_delta_to_every_driver(
             assert stream["deltas"] == math.ceil(stream["tokens"] / stream["tokens_per_delta"])
             assert set(stream["drivers"]) == set(DRIVERS)
             assert stream["rounds"] == SMOKE.rounds.least
-            for driver in stream["drivers"].values():
+            for key, driver in stream["drivers"].items():
+                if key == "builtin" and parser["builtin_unavailable"]:
+                    assert driver["problem"] == f"raised {parser['builtin_unavailable']}"
+                    assert driver["median_us_per_token"] is None
+                    continue
                 for clock in ("wall", "cpu"):
                     assert len(driver[f"{clock}_runs_us_per_token"]) == SMOKE.rounds.least
                     assert driver[f"median_{clock}_us_per_token"] > 0
                 assert driver["median_us_per_token"] == driver["median_wall_us_per_token"]
-            assert stream["ratio_adapter_to_builtin"] > 0
+            if not parser["builtin_unavailable"]:
+                assert stream["ratio_adapter_to_builtin"] > 0
+
+
+def test_a_builtin_is_unavailable_only_where_vllm_cannot_build_it(
+    results: dict[str, Any],
+) -> None:
+    """vLLM 0.33's llama4_json (Llama3JsonToolParser) raises at construction without
+    <|python_tag|> in the vocabulary, and the Llama 4 tokenizer has none: reported, not
+    measured. Every other built-in is measured."""
+    unavailable = {p["name"]: p["builtin_unavailable"] for p in results["parsers"]}
+    for name, problem in unavailable.items():
+        if name == "llama4_json":
+            assert problem is not None
+            assert "<|python_tag|>" in problem
+        else:
+            assert problem is None, name
 
 
 def test_our_parses_came_out_right(results: dict[str, Any]) -> None:
@@ -87,20 +109,32 @@ def test_our_parses_came_out_right(results: dict[str, Any]) -> None:
 def test_growth_targets_and_one_shot_are_reported(results: dict[str, Any]) -> None:
     for parser in results["parsers"]:
         assert [(g["from"], g["to"]) for g in parser["growth"]] == [SMOKE.growth] * 2
+        measured = [k for k in DRIVERS if k != "builtin" or not parser["builtin_unavailable"]]
         for growth in parser["growth"]:
-            assert all(growth[key] > 0 for key in DRIVERS)
+            assert all(growth[key] > 0 for key in measured)
+        per_delta = {key for key in results["targets"] if key != "one-shot-json"}
         assert {(t["target"], t["tokens_per_delta"]) for t in parser["targets"]} == {
-            (target, k) for target in results["targets"] for k in SMOKE.tokens_per_delta
-        }
+            (target, k) for target in per_delta for k in SMOKE.tokens_per_delta
+        } | {("one-shot-json", None)}
         for target in parser["targets"]:
-            assert target["met"] == (target["value"] <= target["limit"])
+            # None: not measurable in this run (at smoke sizes the built-in may cost no
+            # more than the floor, or the built-in cannot be built), which counts as missed
+            value = target["value"]
+            assert target["met"] == (value is not None and value <= target["limit"])
             assert (target["miss"] is None) == target["met"]
         shot = parser["one_shot"]
         assert shot["argument_bytes"] >= SMOKE.one_shot_bytes
         for key in ("builtin", "adapter", "core"):
+            if key not in measured:
+                continue
             assert shot["drivers"][key]["median_ms"] > 0
             assert shot["drivers"][key]["peak_mib"] > 0
-        missed = {(t["driver"], t["tokens_per_delta"]) for t in parser["targets"] if not t["met"]}
+        assert shot["json_loads"]["median_ms"] > 0
+        missed = {
+            (t["driver"], t["tokens_per_delta"])
+            for t in parser["targets"]
+            if not t["met"] and t["tokens_per_delta"] is not None
+        }
         assert {(p["driver"], p["tokens_per_delta"]) for p in parser["profiles"]} == missed
         for entry in parser["profiles"]:
             assert entry["top"]
@@ -119,6 +153,69 @@ def test_the_markdown_has_a_row_per_stream_and_says_it_is_a_smoke_run(
         named = [row for row in rows if row.startswith(f"| {parser['name']} |")]
         # streams; growth and targets, one row per tokens/delta each; one-shot
         assert len(named) == per_parser + 2 * len(SMOKE.tokens_per_delta) + 1
+
+
+def test_the_above_floor_targets_are_issue_10s(results: dict[str, Any]) -> None:
+    """Above floor (the adapter's cost above vLLM's floor over the built-in's): at most
+    0.1 for the hermes family, 0.3 for GLM; the core at most 1.5 µs per token; the
+    one-shot parse within 3x of json.loads."""
+    wanted = {"hermes": 0.1, "qwen3_json": 0.1, "glm45": 0.3, "glm47": 0.3}
+    for parser in results["parsers"]:
+        limits = {t["target"]: t["limit"] for t in parser["targets"]}
+        assert limits["adapter-above-floor"] == wanted[parser["name"]]
+        assert limits["core-us"] == 1.5
+        assert limits["one-shot-json"] == 3.0
+        for target in parser["targets"]:
+            if target["target"] == "adapter-above-floor":
+                stream = next(
+                    s
+                    for s in parser["streams"]
+                    if s["tokens_per_delta"] == target["tokens_per_delta"]
+                    and s["argument_tokens_target"] == max(SMOKE.sizes)
+                )
+                assert target["value"] == stream["ratio_above_floor"]
+    text = markdown(results, results["parsers"])
+    assert "≤ 0.1 hermes, qwen3_json; 0.3 others" in text
+
+
+def machine(start: float, end: float, cpus: int = 2) -> dict[str, Any]:
+    return {"machine": {"cpus": cpus, "load_average": {"start": start, "end": end}}}
+
+
+def test_a_run_busier_than_the_cpus_is_too_busy_for_the_readmes() -> None:
+    assert too_busy(machine(1.9, 2.0)) is None
+    for start, end in [(2.1, 1.0), (0.5, 3.0)]:
+        reason = too_busy(machine(start, end))
+        assert reason is not None
+        assert f"{start:.1f} at the start and {end:.1f} at the end" in reason
+        assert "above the 2 CPUs" in reason
+        assert "Rerun" in reason
+
+
+def test_a_busy_full_run_refuses_to_write_the_readmes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full run (here at smoke sizes, to be quick) on a machine whose load average exceeds
+    its CPUs: it measures, prints the load and its tables, writes the JSON, and neither
+    writes a README nor exits 0."""
+    from toolcall_bench import run
+
+    monkeypatch.setattr(run, "FULL", replace(SMOKE, smoke=False))
+    cpus = os.cpu_count() or 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (cpus + 0.5, cpus, cpus))
+    written: list[Any] = []
+    monkeypatch.setattr(run, "write_readmes", lambda results: written.append(results) or [])
+    status = main(["-p", "hermes", "--output", str(tmp_path), "--no-profile"])
+    err = capsys.readouterr().err
+    assert status == EXIT_TOO_BUSY
+    assert written == []
+    assert f"load average {cpus + 0.5:.2f} at the start, {cpus} CPUs" in err
+    assert "the README tables are not written from this run" in err
+    assert len(list(tmp_path.glob("bench-*.json"))) == 1
+    # the same run on a quiet machine would write them
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert main(["-p", "hermes", "--output", str(tmp_path), "--no-profile"]) == 0
+    assert len(written) == 1
 
 
 README = "# toolcall-x\n\nIntro.\n\n## Benchmark\n\n" + START + "\nold\n" + END + "\n\n## Next\n"

@@ -4,9 +4,10 @@
 * ``adapter``: our parser through our vLLM adapter, inside the same ``DelegatingParser``;
 * ``core``: our parser through the core protocol alone (``stream().feed``/``finish``);
 * ``floor``: not a parser: a vLLM tool parser that only wraps each delta, as an argument
-  fragment, in the ``DeltaMessage`` every parser must return, inside the same
-  ``DelegatingParser``. It is what vLLM costs any parser that streams a fragment per
-  delta, the part of the other two vLLM columns that no parser can remove.
+  fragment, in the ``DeltaMessage`` every parser must return (built as cheaply as vLLM's
+  pydantic allows), inside the same ``DelegatingParser``. It is what vLLM costs any parser
+  that streams a fragment per delta, the part of the other two vLLM columns that no parser
+  can remove.
 
 Both vLLM drivers are composed and fed by the conformance kit's
 :mod:`toolcall_conformance.vllm_baseline` (``compose`` and ``replay``), so they get
@@ -159,14 +160,21 @@ class CoreDriver:
 
 
 def floor_parser_class() -> type[Any]:
-    """The ``floor`` driver's vLLM tool parser (engine-based, as our adapter is)."""
+    """The ``floor`` driver's vLLM tool parser (engine-based, as our adapter is).
+
+    Its messages are built the cheapest way known in vLLM 0.33's pydantic, the way our
+    adapter builds them (``toolcall.vllm._compat``: what ``model_construct`` does, on a
+    bare instance, when that gives exactly what the validating constructors give), so
+    that *above floor* is what a parser adds to the least vLLM makes any parser pay. A
+    parser that builds its messages with the validating constructors (vLLM's built-ins)
+    pays for that above the floor.
+    """
     from vllm.entrypoints.generate.base.protocol import (  # noqa: PLC0415 - vLLM only here
-        DeltaFunctionCall,
-        DeltaMessage,
-        DeltaToolCall,
         ExtractedToolCallInformation,
     )
     from vllm.tool_parsers import ToolParser  # noqa: PLC0415
+
+    from toolcall.vllm import _compat  # noqa: PLC0415 - imports vLLM
 
     class FloorToolParser(ToolParser):  # type: ignore[misc]
         engine_based_streaming = True
@@ -193,16 +201,12 @@ def floor_parser_class() -> type[Any]:
             del previous_text, current_text, request
             del previous_token_ids, current_token_ids, delta_token_ids
             if self._started:
-                entry = DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=delta_text))
-            else:
-                self._started = True
-                entry = DeltaToolCall(
-                    index=0,
-                    id="chatcmpl-tool-floor",
-                    type="function",
-                    function=DeltaFunctionCall(name="floor", arguments=delta_text),
-                )
-            return DeltaMessage(tool_calls=[entry])
+                return _compat.arguments_message(0, delta_text)
+            self._started = True
+            entry = _compat.delta_tool_call(
+                0, id="chatcmpl-tool-floor", name="floor", arguments=delta_text
+            )
+            return _compat.delta_message(None, [entry])
 
         def finish_streaming(self) -> Any:
             return None

@@ -97,8 +97,10 @@ def shape_output(shape: str, render: Render, parser_class: type[Parser], size: i
         msg = f"the renderer of {parser_class.name!r} does not write the argument value"
         raise ValueError(msg)
     if shape == "many calls":
-        one = render("", [(TOOL_NAME, {"path": "a.txt", "content": "x"})])
-        count = max(1, size // max(1, len(one)))
+        call = (TOOL_NAME, {"path": "a.txt", "content": "x"})
+        # What one more call costs (a format may wrap all calls once, as olmo3 does).
+        one = len(render("", [call, call])) - len(render("", [call]))
+        count = max(1, size // max(1, one))
         calls = [(TOOL_NAME, {"path": f"{i}.txt", "content": "x"}) for i in range(count)]
         return render(CONTENT, calls)
     msg = f"unknown shape {shape!r}"

@@ -15,8 +15,10 @@ from __future__ import annotations
 import cProfile
 import gc
 import math
+import os
 import pstats
 import statistics
+import sys
 import sysconfig
 import time
 import tracemalloc
@@ -29,7 +31,20 @@ from typing import Any
 from toolcall_bench.drivers import Driver, Reassembled
 from toolcall_bench.outputs import ROOT, Feed
 
-__all__ = ["Clocks", "OneShot", "Rounds", "Timing", "frozen_heap", "one_shot", "profile", "replays"]
+__all__ = [
+    "Clocks",
+    "OneShot",
+    "Rounds",
+    "Timing",
+    "divide",
+    "frozen_heap",
+    "load_average",
+    "minus",
+    "one_shot",
+    "profile",
+    "repeated",
+    "replays",
+]
 
 Check = Callable[[Reassembled], str | None]
 
@@ -164,6 +179,12 @@ def one_shot(
     return results
 
 
+def repeated(function: Callable[[Any], Any], data: Any, rounds: Rounds) -> Clocks:
+    """``function(data)`` timed ``rounds.least`` times, as a replay is timed."""
+    runs = [_timed(lambda _unused, value: function(value), None, data) for _ in range(rounds.least)]
+    return Clocks(tuple(wall for wall, _, _ in runs), tuple(cpu for _, cpu, _ in runs))
+
+
 def profile(driver: Driver, feed: Feed, top: int = 12) -> list[dict[str, Any]]:
     """Where one replay spends its CPU time: the ``top`` functions by own time (cProfile)."""
     parser = driver.prepare()
@@ -232,3 +253,21 @@ def _where(key: tuple[str, int, str]) -> str:
             filename = label + filename[len(prefix) :]
             break
     return f"{filename}:{line}({function})"
+
+
+def load_average(who: str, when: str) -> float:
+    """The one-minute load average, printed (with a warning above the CPU count)."""
+    load = os.getloadavg()[0]
+    cpus = os.cpu_count() or 1
+    busy = " (busier than the CPUs: timings will be skewed)" if load > cpus else ""
+    print(f"{who}: load average {load:.2f} {when}, {cpus} CPUs{busy}", file=sys.stderr, flush=True)
+    return load
+
+
+def divide(a: float | None, b: float | None) -> float | None:
+    """``a / b`` rounded, ``None`` when either is missing or ``b`` is not positive."""
+    return None if a is None or b is None or b <= 0 else round(a / b, 4)
+
+
+def minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b

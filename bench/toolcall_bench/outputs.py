@@ -52,6 +52,7 @@ __all__ = [
     "family_tokenizer",
     "metadata_for",
     "renderer_for",
+    "variants_of",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,6 +123,8 @@ CORPUS_RENDERERS: dict[str, tuple[str, Callable[[ModuleType], Render]]] = {
     "hermes": ("hermes.py", lambda module: module.qwen25_turn),
     "qwen3_json": ("hermes.py", lambda module: module.qwen25_turn),
     "glm45": ("glm.py", lambda module: module.glm46_turn),
+    "pythonic": ("pythonic.py", lambda module: module.pythonic_turn),
+    "olmo3": ("pythonic.py", lambda module: module.olmo3_turn),
     "glm47": (
         "glm.py",
         lambda module: (
@@ -131,6 +134,42 @@ CORPUS_RENDERERS: dict[str, tuple[str, Callable[[ModuleType], Render]]] = {
         ),
     ),
 }
+
+
+#: Parsers measured once per generation of their format: (label, tokenizer, script, renderer).
+#: Mistral's built-in takes its legacy path before v11 and vLLM's parser engine from v11 on.
+VARIANTS: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "mistral": (
+        ("mistral pre-v11", "mistral-v3", "mistral.py", "pre_v11_turn"),
+        ("mistral v11", "mistral-tekken-v11", "mistral.py", "v11_turn"),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way a parser is measured: its label, its outputs' renderer and tokenizer."""
+
+    label: str
+    render: Render
+    source: str
+    tokenizer: str
+
+
+def variants_of(name: str, parser_class: type[Parser]) -> list[Variant]:
+    """How ``name`` is measured: once per generation of its format where :data:`VARIANTS`
+    lists them, else once, with its renderer and family tokenizer."""
+    listed = VARIANTS.get(name)
+    if listed is None:
+        render, source = renderer_for(name, parser_class)
+        return [Variant(name, render, source, family_tokenizer(name, parser_class))]
+    found = []
+    for label, tokenizer, script, function in listed:
+        module = _load_script(ROOT / "conformance" / "corpus" / script)
+        found.append(
+            Variant(label, getattr(module, function), f"conformance/corpus/{script}", tokenizer)
+        )
+    return found
 
 
 class BenchError(RuntimeError):

@@ -23,7 +23,9 @@ Provenance:
 * ``constructed``: written here to probe an edge of the policy.
 
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6, plugins/glm/README.md)
-and the format, never from a parser's output.
+and the format, never from a parser's output. A ``reject`` says where the grammar must refuse
+(``expected.grammar_refusal``), derived from the format and the tool schema. The
+``constrained-*`` cases are generated under the grammar (see below).
 """
 
 from __future__ import annotations
@@ -33,7 +35,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import (
+    Place,
+    at,
+    at_end,
+    build_case,
+    build_case_under_grammar,
+    write_corpus,
+)
+from toolcall_glm import Glm45Parser, Glm47Parser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 TOKENIZER = "glm4.5"
@@ -177,6 +187,7 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
@@ -196,6 +207,9 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     CASES.append(
         {
             "parser": parser,
@@ -315,6 +329,7 @@ case(
     content=None,
     calls=[("get_stock_price", {"symbol": "AAPL", "days": 7})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "get_weather is the only tool: 'get_s' cannot be it"),
     notes="a name no tool declares is kept; its values are read as JSON when they parse",
 )
 case(
@@ -330,6 +345,7 @@ case(
         ("get_weather", {"city": "Oslo", "verbose": True, "note": "hello world", "ids": [1, 2]})
     ],
     grammar="reject",
+    refusal=(at("verbose"), "after city only the keys days and unit (in that order) may come"),
     notes="undeclared keys are kept: read as JSON when they parse, else strings",
 )
 case(
@@ -356,6 +372,10 @@ case(
     content=None,
     calls=[("get_weather", {"city": "", "days": ""})],
     grammar="reject",
+    refusal=(
+        at("<arg_value></arg_value>", len("<arg_value>"), nth=2),
+        "days is an integer: the value cannot be empty (an empty string for city is allowed)",
+    ),
     notes="an empty string value is ''; an empty integer value does not parse, so it is kept "
     "as the string ''",
 )
@@ -369,6 +389,10 @@ case(
     content="<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>",
     calls=[("get_weather", {"city": "Paris", "days": 2})],
     grammar="reject",
+    refusal=(
+        at("<arg_key>city", len("<arg_key>"), nth=2),
+        "city again: only days or unit may follow",
+    ),
     notes="a repeated key: the first value was already streamed and wins; the repeated pair "
     "is content, verbatim",
 )
@@ -440,6 +464,10 @@ case(
     content='"\nprint(s)</arg_value>',
     calls=[("run_code", '{"language": "python", "code": "s = \\""')],
     grammar="reject",
+    refusal=(
+        at('s = "</arg_value>', len('s = "</arg_value>')),
+        "after the code value only timeout, whitespace or </tool_call> may come",
+    ),
     notes="the first </arg_value> ends the value; text after it inside the call is a defect: "
     "the call keeps what was streamed and the rest up to </tool_call> is content",
 )
@@ -457,6 +485,10 @@ case(
         ("get_weather", {"city": "Madrid"}),
     ],
     grammar="reject",
+    refusal=(
+        at("<arg_key>city\n<arg_value>Rome", len("<arg_key>city")),
+        "</arg_key> must close the key",
+    ),
     notes="the second call lacks </arg_key>: its name was complete, so it stays a call with the "
     "arguments streamed before the defect (none), the rest is content; the calls around it "
     "parse as if it were not there",
@@ -471,6 +503,10 @@ case(
     content='<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>',
     calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Madrid"})],
     grammar="reject",
+    refusal=(
+        at("<tool_call>{", len("<tool_call>")),
+        "a declared tool's name must follow <tool_call>",
+    ),
     notes="JSON where the name belongs: no readable name, so the markup is content",
 )
 case(
@@ -492,6 +528,10 @@ case(
     content="The answer is 42.</tool_call>",
     calls=[],
     grammar="reject",
+    refusal=(
+        at("</tool_call>", len("</tool_call>") - 1),
+        "free text may not hold </tool_call>: its last character completes it",
+    ),
     notes="an end marker without a start marker is content",
 )
 case(
@@ -533,6 +573,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Paris", "days": "three"})],
     grammar="reject",
+    refusal=(at("three"), "days is an integer"),
     notes="days is an integer: 'three' does not parse, so it is kept as a string; the "
     "grammar refuses it",
 )
@@ -544,6 +585,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Paris", "unit": "kelvin"})],
     grammar="reject",
+    refusal=(at("kelvin"), "unit is celsius or fahrenheit"),
 )
 case(
     "glm45",
@@ -553,6 +595,7 @@ case(
     content=None,
     calls=[("get_weather", {"days": 3})],
     grammar="reject",
+    refusal=(at("days"), "city is required and comes first (the schema's order)"),
 )
 
 # GLM-4.7 framing.
@@ -606,6 +649,7 @@ case(
     calls=[("search", {"query": "how many vacation days left"})],
     recoveries=("missing-value-open",),
     grammar="reject",
+    refusal=(at("how many"), "<arg_value> must open the value"),
     kind="wild",
     source="https://github.com/vllm-project/vllm/issues/49248 (raw sampled tokens captured "
     "with logprobs; vLLM nightly, --tool-call-parser glm47 --reasoning-parser glm45)",
@@ -623,6 +667,7 @@ case(
     calls=[("get_weather", {"city": "Paris", "days": 2, "unit": "celsius"})],
     recoveries=("missing-value-open",),
     grammar="reject",
+    refusal=(at("Paris"), "<arg_value> must open the value"),
     notes="the missing <arg_value> failure on a string and on an integer, beside a well-formed "
     "pair",
 )
@@ -635,6 +680,10 @@ case(
     "</tool_call>",
     calls=[],
     grammar="reject",
+    refusal=(
+        at("command</arg_key>"),
+        "after the name send_command_to_shell only whitespace, <arg_key> or </tool_call> may come",
+    ),
     kind="wild",
     source="https://github.com/vllm-project/vllm/pull/47190 (observed malformed output from "
     "a GLM-4.7-compatible serving setup)",
@@ -686,6 +735,7 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Oslo"}), ("get_time", {})],
     grammar="reject",
+    refusal=(at("<tool_call>get_time"), "parallel_tool_calls false: nothing after the first call"),
     notes="parallel_tool_calls false: the grammar stops after the first call; the parser still "
     "returns both (nothing the model wrote is lost)",
 )
@@ -698,6 +748,7 @@ case(
     calls=[("get_weather", {"city": "Oslo"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the output ends without </tool_call>"),
     notes="the output stopped after a complete argument without </tool_call>",
 )
 case(
@@ -730,8 +781,35 @@ case(
     content=None,
     calls=[("get_weather", {"city": "Oslo"})],
     grammar="reject",
+    refusal=(at("get_weather", 4), "the named tool is get_time: 'get_w' cannot be it"),
     notes="the named tool is get_time: the grammar refuses another; the parser keeps the call",
 )
+
+
+# Generated under the grammar (request.constrained): the text is the template's (or the 4.7
+# framing's), the token ids what the structural tag at the request's own strict level (the
+# parsers' default is function, so "auto" is constrained too) let through, one seeded
+# choice per step (toolcall_conformance.constrained). The seed is the slug.
+
+template(
+    "constrained-auto-typed-values",
+    "Setting it.",
+    [("set_config", {"name": "cache", "limits": [1, 2], "enabled": False, "ratio": 0.5})],
+    tools=[CONFIG],
+    grammar="accept",
+)
+CASES[-1]["constrained"] = True
+case(
+    "glm47",
+    "constrained-required-two-calls",
+    glm47_call("get_weather", {"city": "Zürich", "days": 2}) + glm47_call("get_time", {}),
+    tools=[WEATHER, TIME],
+    tool_choice="required",
+    content=None,
+    calls=[("get_weather", {"city": "Zürich", "days": 2}), ("get_time", {})],
+    grammar="accept",
+)
+CASES[-1]["constrained"] = True
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -739,6 +817,18 @@ case(
 
 def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     parser, slug = entry["parser"], entry["slug"]
+    if entry.get("constrained"):
+        data = build_case_under_grammar(
+            Glm47Parser if parser == "glm47" else Glm45Parser,
+            tokenizer=TOKENIZER,
+            text=entry["text"],
+            request=entry["request"],
+            provenance=entry["provenance"],
+            expected=entry["expected"],
+            case_id=f"{parser}/{TOKENIZER}/{slug}",
+            seed=slug,
+        )
+        return ROOT / parser / TOKENIZER / f"{slug}.json", data
     data = build_case(
         tokenizer=TOKENIZER,
         parser=parser,

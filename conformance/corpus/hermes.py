@@ -26,7 +26,10 @@ Provenance:
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
 plugins/hermes/README.md) and the format, never from a parser's output. ``expected.grammar``
 says what the structural tag must do with the case's tokens under the request's plan with the
-strict level raised to ``parameter`` (every schema pinned); truncated outputs have none.
+strict level raised to ``parameter`` (every schema pinned); truncated outputs have none. A
+``reject`` says where the grammar must refuse (``expected.grammar_refusal``), derived from
+the format and the schema as xgrammar compiles it (strictly: no property beyond those
+declared). The ``constrained-*`` cases are generated under the grammar (see below).
 """
 
 from __future__ import annotations
@@ -36,7 +39,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import (
+    Place,
+    at,
+    at_end,
+    build_case,
+    build_case_under_grammar,
+    write_corpus,
+)
+from toolcall_hermes import HermesParser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 PARSER = "hermes"
@@ -210,14 +221,18 @@ def case(
     model: str | None = None,
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    strict_level: str | None = None,
 ) -> None:
     request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
     request["tool_choice"] = tool_choice
     if parallel_tool_calls is not None:
         request["parallel_tool_calls"] = parallel_tool_calls
+    if strict_level is not None:
+        request["strict_level"] = strict_level
     provenance: dict[str, Any] = {"kind": kind, "source": source}
     provenance["model"] = model or (QWEN25_MODEL if tokenizer == QWEN else HERMES3_MODEL)
     if tokenizer == LLAMA:
@@ -232,6 +247,9 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     CASES.append(
         {
             "slug": slug,
@@ -522,6 +540,11 @@ case(
     content=None,
     calls=[("get_time", '{"timezone": "UTC",}'), ("get_current_weather", {"location": "Oslo"})],
     grammar="reject",
+    refusal=(
+        at('"UTC",', 5),
+        "a comma after the last declared property: only '}' can follow (xgrammar compiles "
+        "schemas strictly: no property beyond those declared)",
+    ),
     notes="a trailing comma: the call is committed by its name; its text is kept as written",
 )
 case(
@@ -554,6 +577,7 @@ case(
     content=None,
     calls=[("get_stock_price", {"ticker": "NVDA"})],
     grammar="reject",
+    refusal=(at("get_stock_price", 4), "no declared tool's name goes on 'get_s'"),
     notes="names are kept as the model wrote them; the grammar allows declared names only",
 )
 case(
@@ -562,6 +586,7 @@ case(
     content="Here it is: <tool_call>get_time()</tool_call> ok",
     calls=[],
     grammar="reject",
+    refusal=(at("get_time()"), "after <tool_call> only whitespace and '{' may come"),
 )
 case(
     "empty-name",
@@ -569,6 +594,7 @@ case(
     content='<tool_call>{"name": "", "arguments": {}}</tool_call>',
     calls=[],
     grammar="reject",
+    refusal=(at('""', 1), "the name string closes before any declared name"),
     notes="an empty name is no readable name",
 )
 case(
@@ -577,6 +603,7 @@ case(
     content=None,
     calls=[("get_current_weather", {"location": "Paris"})],
     grammar="reject",
+    refusal=(at("\n</tool_call>", 1), "the call object is not closed: '}' must come here"),
     notes=(
         "the call object lacks its last '}' (as in vllm-project/vllm#22885); the arguments "
         "are complete, so the call is clean"
@@ -588,6 +615,7 @@ case(
     content="}",
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(at("}}}", 2), "a third '}': only whitespace and </tool_call> may follow the object"),
     notes="text after the call object inside the tag is content (nothing lost)",
 )
 case(
@@ -597,6 +625,10 @@ case(
     content='{"name": "get_current_weather", "arguments": {"location": "Paris"}}',
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(
+        at('\n{"name": "get_current_weather"', 1),
+        "a second object: only whitespace and </tool_call> may follow the first",
+    ),
     notes="one call per tag: a second object in the tag is content, not a call",
 )
 case(
@@ -628,6 +660,7 @@ case(
     content="Sure.",
     calls=[("get_time", {})],
     grammar="reject",
+    refusal=(at("Sure."), 'tool_choice "required": the output starts with a call'),
     notes="the parser keeps the text; the required grammar allows calls only",
 )
 case(
@@ -637,6 +670,7 @@ case(
     content=None,
     calls=[("get_current_weather", {"location": "Oslo"})],
     grammar="reject",
+    refusal=(at("get_current_weather", 4), "the named tool is get_time: 'get_c' cannot be it"),
 )
 case(
     "pinned-schema-wrong-type",
@@ -644,6 +678,7 @@ case(
     content=None,
     calls=[("search", {"query": "x", "top_k": "three"})],
     grammar="reject",
+    refusal=(at('"three"'), "top_k is an integer: a string cannot start here"),
     notes="top_k is declared integer; the parser does not validate arguments",
 )
 
@@ -657,6 +692,7 @@ case(
     calls=[("get_current_weather", BOSTON)],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 case(
     "python-literal-constants",
@@ -666,6 +702,7 @@ case(
     calls=[("search", {"query": "it's", "top_k": 2, "exact": True, "filter": None})],
     recoveries=("python-literal",),
     grammar="reject",
+    refusal=(at("{'", 1), "JSON keys are in double quotes"),
 )
 case(
     "parameters-key",
@@ -674,6 +711,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("parameters-key",),
     grammar="reject",
+    refusal=(at('"parameters"', 1), 'after the name, the key must be "arguments"'),
 )
 case(
     "arguments-string",
@@ -682,6 +720,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("arguments-string",),
     grammar="reject",
+    refusal=(at('"arguments": ', 13), "the arguments must be an object, not a string"),
 )
 case(
     "missing-end",
@@ -690,6 +729,7 @@ case(
     calls=[("get_time", {"timezone": "UTC"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at_end, "the output ends without </tool_call>"),
 )
 case(
     "missing-end-before-next-call",
@@ -700,6 +740,7 @@ case(
     calls=[("get_time", {}), ("get_current_weather", {"location": "Rome"})],
     recoveries=("missing-end",),
     grammar="reject",
+    refusal=(at("<tool_call>", 1, nth=2), "the first call needs </tool_call> before another"),
 )
 case(
     "bare-json",
@@ -750,6 +791,42 @@ case(
         "parameters-key recovery (a variant key for the arguments)"
     ),
     grammar="reject",
+    refusal=(at('" arguments"', 1), 'the key must be "arguments", without a space'),
+)
+
+
+# ---- generated under the grammar (request.constrained) -----------------------------------
+#
+# The text is the chat template's rendering; the token ids are what the structural tag at
+# the request's own strict level let through, one seeded choice per step
+# (toolcall_conformance.constrained), so markers and multi-byte characters may come in
+# unusual pieces. The seed is the slug.
+
+
+def constrained(
+    slug: str, content: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any
+) -> None:
+    qwen_template(slug, content, calls, grammar="accept", **kw)
+    CASES[-1]["constrained"] = True
+
+
+constrained(
+    "constrained-required-call",
+    "",
+    [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    tool_choice="required",
+)
+constrained(
+    "constrained-function-level-content-and-calls",
+    "Looking both up.",
+    [("search", {"query": "tool calling", "top_k": 2}), ("get_time", {"timezone": "UTC"})],
+    strict_level="function",
+)
+constrained(
+    "constrained-single-call-markers-in-string",
+    "",
+    [("write_file", {"path": "a.md", "content": "# Calls\n\n<tool_call> opens one."})],
+    parallel_tool_calls=False,
 )
 
 
@@ -758,6 +835,18 @@ case(
 
 def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     tokenizer, slug = entry["tokenizer"], entry["slug"]
+    if entry.get("constrained"):
+        data = build_case_under_grammar(
+            HermesParser,
+            tokenizer=tokenizer,
+            text=entry["text"],
+            request=entry["request"],
+            provenance=entry["provenance"],
+            expected=entry["expected"],
+            case_id=f"{PARSER}/{tokenizer}/{slug}",
+            seed=slug,
+        )
+        return ROOT / PARSER / tokenizer / f"{slug}.json", data
     data = build_case(
         tokenizer=tokenizer,
         parser=PARSER,

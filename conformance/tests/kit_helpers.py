@@ -26,6 +26,32 @@ WEATHER = {
     },
 }
 REQUEST: dict[str, Any] = {"tools": [WEATHER]}
+#: A tiny structural tag: free text, and calls <f>{"n": INTEGER}</f>.
+TAG: dict[str, Any] = {
+    "type": "structural_tag",
+    "format": {
+        "type": "triggered_tags",
+        "triggers": ["<f>"],
+        "tags": [
+            {
+                "type": "tag",
+                "begin": "<f>",
+                "content": {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer"}},
+                        "required": ["n"],
+                        "additionalProperties": False,
+                    },
+                },
+                "end": "</f>",
+            }
+        ],
+        "at_least_one": False,
+        "stop_after_first": False,
+    },
+}
 PROVENANCE = {"kind": "constructed", "source": "toolcall-conformance's own tests"}
 
 

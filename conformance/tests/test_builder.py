@@ -17,6 +17,9 @@ from toolcall_conformance.builder import (
     add_build_arguments,
     build_case,
     build_case_from_ids,
+    build_corpus_case,
+    expected_parse,
+    request_body,
     run_build,
     write_corpus,
 )
@@ -363,3 +366,28 @@ def test_write_corpus_writes_then_checks_and_reports_stale_files(
     assert write_corpus([(path, changed)], ["--check"], label="Hermes") == 1
     assert f"stale: {path}" in capsys.readouterr().err
     assert write_corpus([(path, case), (tmp_path / "two.json", case)], [], label="H") == 1
+
+
+def test_corpus_helpers_shape_a_valid_case(tmp_path: Path) -> None:
+    request = request_body([{"type": "function", "function": {"name": "f"}}])
+    assert "parallel_tool_calls" not in request
+    assert request_body([], "required", False)["parallel_tool_calls"] is False
+    expected = expected_parse(None, [("f", {"a": 1}), ("f", '{"a": ')], grammar="reject")
+    assert expected == {
+        "content": None,
+        "tool_calls": [{"name": "f", "arguments": {"a": 1}}, {"name": "f", "arguments": '{"a": '}],
+        "grammar": "reject",
+    }
+    path, data = build_corpus_case(
+        tmp_path,
+        tokenizer="llama3.1",
+        parser="pythonic",
+        slug="one",
+        text="[f(a=1)]",
+        request=request,
+        provenance={"kind": "constructed", "source": "a test"},
+        expected=expected_parse(None, [("f", {"a": 1})]),
+    )
+    assert path == tmp_path / "pythonic" / "llama3.1" / "one.json"
+    assert data["id"] == "pythonic/llama3.1/one"
+    validate_case_data(data)

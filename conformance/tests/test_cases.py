@@ -12,9 +12,11 @@ import pytest
 from toolcall import NamedChoice, Request
 from toolcall_conformance.builder import build_case
 from toolcall_conformance.cases import (
+    SCHEMA_ADDITIONS,
     Case,
     CaseError,
     ExpectedCall,
+    GrammarRefusal,
     Step,
     case_schema,
     dumps_case,
@@ -123,24 +125,60 @@ _SHARED_SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "conformance" 
 
 
 @pytest.mark.skipif(not _SHARED_SCHEMA.is_file(), reason="no ../shared beside the checkout")
-def test_packaged_schema_keeps_the_normative_one() -> None:
+def test_packaged_schema_is_the_normative_one_plus_the_listed_optional_fields() -> None:
     shared = json.loads(_SHARED_SCHEMA.read_text(encoding="utf-8"))
-    # Optional fields may be added (at any depth), nothing else may change.
-    _keeps(case_schema(), shared, "$")
+    ours = copy.deepcopy(dict(case_schema()))
+    for addition in SCHEMA_ADDITIONS:
+        *parents, name = addition.split(".")
+        node = ours
+        for parent in parents:
+            node = node["properties"][parent]
+        assert name not in node.get("required", ()), f"{addition} must be optional"
+        assert "toolcall-conformance addition" in node["properties"][name]["description"]
+        del node["properties"][name]
+    comment = ours.pop("$comment")
+    assert all(addition in comment for addition in SCHEMA_ADDITIONS)
+    assert ours == shared
 
 
-def _keeps(ours: object, shared: object, where: str) -> None:
-    if not (isinstance(ours, dict) and isinstance(shared, dict)):
-        assert ours == shared, where
-        return
-    assert set(shared) <= set(ours), where
-    for key, value in shared.items():
-        if key == "properties":
-            assert isinstance(ours[key], dict), where
-            for name, schema in value.items():
-                _keeps(ours[key][name], schema, f"{where}.{name}")
-        else:
-            assert ours[key] == value, f"{where} {key}"
+def test_a_grammar_refusal_goes_with_reject_and_inside_the_output(tmp_path: Path) -> None:
+    refusal = {"offset": 3, "reason": "the defect"}
+    expected = text_case()["expected"]
+    # Text-only cases carry no grammar expectation, so check the semantics on a built case.
+    data = build_case(
+        tokenizer="qwen2.5",
+        parser="hermes",
+        text="Sure.",
+        request={"tools": [WEATHER_TOOL]},
+        provenance={"kind": "constructed", "source": "tests/test_cases.py"},
+        expected={**expected, "content": "Sure.", "tool_calls": []},
+        case_id="hermes/qwen2.5/refusal",
+    )
+    accept = copy.deepcopy(data)
+    accept["expected"].update(grammar="accept", grammar_refusal=refusal)
+    problems = validate_case_data(accept)
+    assert [(p.field, p.message) for p in problems] == [
+        ("$.expected.grammar_refusal", "places a refusal, so grammar must be 'reject'")
+    ]
+    beyond = copy.deepcopy(data)
+    beyond["expected"].update(grammar="reject", grammar_refusal={**refusal, "offset": 6})
+    problems = validate_case_data(beyond)
+    assert [(p.field, p.message) for p in problems] == [
+        (
+            "$.expected.grammar_refusal.offset",
+            "6 is beyond the end of the output (5 characters)",
+        )
+    ]
+    reasonless = copy.deepcopy(data)
+    reasonless["expected"].update(grammar="reject", grammar_refusal={"offset": 5})
+    (problem,) = validate_case_data(reasonless)
+    assert problem.field == "$.expected.grammar_refusal"
+    assert "'reason' is a required property" in problem.message
+    placed = copy.deepcopy(data)
+    placed["expected"].update(grammar="reject", grammar_refusal={**refusal, "offset": 5})
+    assert validate_case_data(placed) == []
+    case = load_case(write_json(tmp_path / "placed.json", placed))
+    assert case.expected.grammar_refusal == GrammarRefusal(5, "the defect")
 
 
 # --------------------------------------------------------------------------------------
@@ -333,6 +371,17 @@ def test_every_shipped_case_loads() -> None:
         cases, errors = load_cases(shipped_case_dirs(parser))
         assert errors == [], "\n".join(map(str, errors))
         assert all(case.parser == parser for case in cases), parser
+
+
+def test_every_shipped_reject_says_where_the_grammar_must_refuse() -> None:
+    import importlib.resources
+
+    root = Path(str(importlib.resources.files("toolcall_conformance").joinpath("cases")))
+    cases, _ = load_cases([root])
+    rejects = [case for case in cases if case.expected.grammar == "reject"]
+    assert rejects, "the corpus has grammar rejects"
+    unplaced = [case.id for case in rejects if case.expected.grammar_refusal is None]
+    assert unplaced == [], "give these cases expected.grammar_refusal (offset and reason)"
 
 
 # --------------------------------------------------------------------------------------

@@ -18,17 +18,21 @@ from kit_helpers import REQUEST, qwen_case, text_case
 
 from toolcall import Delta, Event, Parsed, Span, Stream, ToolCall, ToolCallDelta
 from toolcall.strictness import Plan
-from toolcall_conformance.cases import Case, Step
+from toolcall_conformance.builder import build_case_from_ids
+from toolcall_conformance.cases import Case, Step, load_case, write_case
 from toolcall_conformance.checks import (
     CHECKS,
     MAX_TOKENS_PER_STEP,
     RANDOM_SPLITS,
+    STREAM_CHECKS,
     CheckResult,
     Resources,
     applicable_checks,
     case_splits,
+    plan_checks,
     run_case,
     run_check,
+    token_spans,
 )
 from toolcall_conformance.compare import first_difference, json_difference
 from toolcall_conformance.tokenizers import get_tokenizer
@@ -208,15 +212,28 @@ def test_a_conformant_parser_passes_every_check(tmp_path: Path) -> None:
             "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
         },
     )
-    results = run_case(ExampleTagsParser, case)
-    assert [r.check for r in results] == [
+    assert [r.check for r in run_case(ExampleTagsParser, case)] == [
         "parse",
-        "stream-recorded",
         "stream-token",
         "stream-char",
         "stream-random",
     ]
-    assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
+    results = run_case(ExampleTagsParser, case, not_applicable=True)
+    assert [(r.check, r.outcome) for r in results] == [
+        ("parse", "passed"),
+        # a text-only case's chunks are its "tokens": the recorded split is the token split
+        ("stream-recorded", "not applicable"),
+        ("stream-token", "passed"),
+        ("stream-char", "passed"),
+        ("stream-random", "passed"),
+    ]
+    (skipped,) = [r for r in results if not r.applicable]
+    assert not skipped.passed
+    assert not skipped.failed
+    assert str(skipped) == (
+        "example_tags/text/call-between-text [example_tags] stream-recorded not applicable: "
+        "repeats stream-token: a text-only case's chunks stand in for its tokens"
+    )
 
 
 # -- each defect is caught by its check, with the first difference ---------------------------
@@ -459,13 +476,11 @@ def test_ids_that_do_not_decode_to_the_text_are_a_case_data_failure(tmp_path: Pa
 
 def test_applicable_checks(tmp_path: Path) -> None:
     plain = text_case(tmp_path, "plain", ["hi"], {"content": "hi", "tool_calls": []})
-    assert applicable_checks(plain) == (
-        "parse",
-        "stream-recorded",
-        "stream-token",
-        "stream-char",
-        "stream-random",
-    )
+    # One chunk: the recorded split and all 20 random splits are the token split.
+    assert applicable_checks(plain) == ("parse", "stream-token", "stream-char")
+    planned = {entry.check: entry for entry in plan_checks(plain)}
+    assert planned["stream-random"].repeats == "stream-token"
+    assert planned["stream-random"].reason == "every split it feeds is one that stream-token feeds"
     graded = qwen_case(
         tmp_path,
         "graded",
@@ -477,8 +492,62 @@ def test_applicable_checks(tmp_path: Path) -> None:
         },
         request={**REQUEST, "tool_choice": "required", "constrained": True},
     )
-    assert applicable_checks(graded) == CHECKS
+    # One token per step: the recorded split is the token split. The request's own level
+    # (auto, required) leaves the schema unpinned, so its tag differs from the raised one.
+    assert applicable_checks(graded, parser_class=ExampleTagsParser) == tuple(
+        check for check in CHECKS if check != "stream-recorded"
+    )
+    (recorded,) = [e for e in plan_checks(graded) if e.check == "stream-recorded"]
+    assert (recorded.repeats, recorded.reason) == (
+        "stream-token",
+        "the recorded steps hold one token each",
+    )
     assert "grammar" not in applicable_checks(graded, grammar=False)
+
+
+def test_engine_steps_of_several_tokens_are_a_split_of_their_own(tmp_path: Path) -> None:
+    ids = get_tokenizer("qwen2.5").encode('Sure.<call name="get_weather">{"city": "Oslo"}</call>')
+    data = build_case_from_ids(
+        tokenizer="qwen2.5",
+        parser="example_tags",
+        token_ids=[ids[:3], ids[3:9], ids[9:]],
+        request=REQUEST,
+        provenance={"kind": "constructed", "source": "toolcall-conformance's own tests"},
+        expected={
+            "content": "Sure.",
+            "tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}],
+        },
+        case_id="example_tags/qwen2.5/three-steps",
+    )
+    case = load_case(write_case(data, tmp_path / "three-steps.json"))
+    assert applicable_checks(case) == ("parse", *STREAM_CHECKS)
+    results = run_case(ExampleTagsParser, case)
+    assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
+
+
+def test_constrained_at_the_parameter_level_repeats_the_grammar_check(tmp_path: Path) -> None:
+    graded = qwen_case(
+        tmp_path,
+        "pinned",
+        '<call name="get_weather">{"city": "Paris"}</call>',
+        {
+            "content": None,
+            "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
+            "grammar": "accept",
+        },
+        request={**REQUEST, "strict_level": "parameter", "constrained": True},
+    )
+    (constrained,) = [
+        entry
+        for entry in plan_checks(graded, parser_class=ExampleTagsParser)
+        if entry.check == "grammar-constrained"
+    ]
+    assert constrained.repeats == "grammar"
+    results = run_case(ExampleTagsParser, graded, not_applicable=True)
+    assert [r.outcome for r in results if r.check == "grammar-constrained"] == ["not applicable"]
+    assert "grammar-constrained" not in [r.check for r in run_case(ExampleTagsParser, graded)]
+    # Without the parser class the tags cannot be compared: it is planned to run.
+    assert "grammar-constrained" in applicable_checks(graded)
 
 
 # -- grammar --------------------------------------------------------------------------------
@@ -513,6 +582,99 @@ def test_grammar_accepts_and_rejects_as_the_case_says(tmp_path: Path) -> None:
         run_check(ExampleTagsParser, said_reject, "grammar"), said_reject, "example_tags", "grammar"
     )
     assert "but the case expects it to refuse one" in detail
+
+
+def test_a_reject_must_happen_where_the_case_places_the_defect(tmp_path: Path) -> None:
+    # The call's "city" must be a string: after '"city": ' only '"' may follow, so the
+    # first character no allowed output can have there is the '4' of 42.
+    text = '<call name="get_weather">{"city": 42}</call>'
+    expected = {
+        "content": None,
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": 42}}],
+        "grammar": "reject",
+    }
+
+    def placed(slug: str, offset: int) -> Case:
+        refusal = {"offset": offset, "reason": "a number where the schema wants a string"}
+        return qwen_case(tmp_path, slug, text, {**expected, "grammar_refusal": refusal})
+
+    defect = text.index("42")
+    assert run_check(ExampleTagsParser, placed("right", defect), "grammar").passed
+    early = placed("early", 0)
+    detail = _failed(
+        run_check(ExampleTagsParser, early, "grammar"), early, "example_tags", "grammar"
+    )
+    assert "later than the defect the case places at character 0" in detail
+    late = placed("late", text.index("}"))
+    detail = _failed(run_check(ExampleTagsParser, late, "grammar"), late, "example_tags", "grammar")
+    assert f"earlier than the defect the case places at character {text.index('}')}" in detail
+    assert "(a number where the schema wants a string: '}</call>')" in detail
+
+
+def test_a_refusal_before_the_call_is_not_the_call_s_defect(tmp_path: Path) -> None:
+    # tool_choice "required": the output must start with the call, so "Sure." is refused at
+    # its first character; a case that places the defect inside the call fails.
+    text = 'Sure.<call name="get_weather">{"city": 42}</call>'
+    expected = {
+        "content": "Sure.",
+        "tool_calls": [{"name": "get_weather", "arguments": {"city": 42}}],
+        "grammar": "reject",
+    }
+    request = {**REQUEST, "tool_choice": "required"}
+    inside = qwen_case(
+        tmp_path,
+        "inside",
+        text,
+        {**expected, "grammar_refusal": {"offset": text.index("42"), "reason": "not a string"}},
+        request=request,
+    )
+    detail = _failed(
+        run_check(ExampleTagsParser, inside, "grammar"), inside, "example_tags", "grammar"
+    )
+    assert "refused token #0" in detail
+    assert "earlier than the defect" in detail
+    before = qwen_case(
+        tmp_path,
+        "before",
+        text,
+        {**expected, "grammar_refusal": {"offset": 0, "reason": "text before the call"}},
+        request=request,
+    )
+    assert run_check(ExampleTagsParser, before, "grammar").passed
+
+
+def test_a_refusal_at_the_end_is_the_stop_token(tmp_path: Path) -> None:
+    text = '<call name="get_weather">{"city": "Paris"}'
+    case = qwen_case(
+        tmp_path,
+        "no-end",
+        text,
+        {
+            "content": None,
+            "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}],
+            "recoveries": ["missing-end"],
+            "grammar": "reject",
+            "grammar_refusal": {"offset": len(text), "reason": "</call> is missing"},
+        },
+    )
+    assert run_check(ExampleTagsParser, case, "grammar").passed
+    moved = replace(
+        case,
+        expected=replace(
+            case.expected,
+            grammar_refusal=replace(case.expected.grammar_refusal, offset=len(text) - 1),
+        ),
+    )
+    detail = _failed(
+        run_check(ExampleTagsParser, moved, "grammar"), moved, "example_tags", "grammar"
+    )
+    assert "the stop token" in detail
+    assert "later than the defect" in detail
+
+
+def test_token_spans_give_a_partial_character_to_the_token_that_completes_it() -> None:
+    assert token_spans(["a", "", "bc", "", ""]) == [(0, 1), (1, 3), (1, 3), (3, 3), (3, 3)]
+    assert token_spans([]) == []
 
 
 def test_constrained_cases_are_checked_at_their_own_level(tmp_path: Path) -> None:
@@ -579,10 +741,9 @@ def test_without_xgrammar_the_grammar_check_fails_as_not_run(
     result = run_check(ExampleTagsParser, case, "grammar", Resources())
     detail = _failed(result, case, "example_tags", "grammar")
     assert detail.startswith("not run: xgrammar missing")
-    # --no-grammar leaves the grammar checks out instead
+    # --no-grammar leaves the grammar checks out instead (stream-recorded: one token a step)
     assert [r.check for r in run_case(ExampleTagsParser, case, Resources(grammar=False))] == [
         "parse",
-        "stream-recorded",
         "stream-token",
         "stream-char",
         "stream-random",

@@ -115,3 +115,10 @@ def test_the_oracle_sees_lost_words_and_forgives_escapes() -> None:
     # A repeated word must be returned as often as it was written.
     twice = Parsed(content="Hello", tool_calls=())
     assert lost_words("Hello Hello", twice, ()) == ["hello"]
+    # A marker cut off by the end of the output may be framing (missing-end): its
+    # letters are not words the parse owes; the same letters elsewhere are.
+    call = Parsed(content=None, tool_calls=(ToolCall("id", "f", "{}"),))
+    markers = ("<tool_call>", "</tool_call>")
+    cut = '<tool_call>{"name": "f", "arguments": {}}</tool_ca'
+    assert lost_words(cut, call, markers) == []
+    assert lost_words(cut + " x", call, markers) == ["ca", "x"]

@@ -4,38 +4,11 @@ only on a stop token)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from kit_helpers import TAG
 
 from toolcall_conformance.grammar import GrammarSession
 from toolcall_conformance.tokenizers import RealTokenizer, get_tokenizer
-
-TAG: dict[str, Any] = {
-    "type": "structural_tag",
-    "format": {
-        "type": "triggered_tags",
-        "triggers": ["<f>"],
-        "tags": [
-            {
-                "type": "tag",
-                "begin": "<f>",
-                "content": {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "type": "object",
-                        "properties": {"n": {"type": "integer"}},
-                        "required": ["n"],
-                        "additionalProperties": False,
-                    },
-                },
-                "end": "</f>",
-            }
-        ],
-        "at_least_one": False,
-        "stop_after_first": False,
-    },
-}
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from kit_helpers import text_case
 
-import toolcall_example_tags  # noqa: F401  (these tests run the installed example parser)
 from toolcall.cli import main
 from toolcall.registry import Registry
 from toolcall_conformance import scorecard
-from toolcall_conformance.checks import CheckResult
+from toolcall_conformance.cases import load_cases
+from toolcall_conformance.checks import CheckResult, Resources
+from toolcall_example_tags import ExampleTagsParser
 
 CALL = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
 
@@ -48,10 +49,24 @@ def test_all_passed_exits_0_and_prints_the_table(
 ) -> None:
     status, out, _ = run(["-p", "example_tags", "--cases", str(good_cases), "--no-grammar"], capsys)
     assert status == 0, out
-    assert "toolcall conformance" in out
+    assert "toolcall conformance: checks" in out
     for check in ("parse", "stream-recorded", "stream-token", "stream-char", "stream-random"):
         assert check in out
-    assert "10 of 10 checks passed" in out
+    # Text-only cases: the recorded chunks are the token split (not run, not counted).
+    assert "8 of 8 independent checks passed (2 cases, 1 parsers); 2 not applicable" in out
+    assert (
+        "- example_tags stream-recorded: 2 cases, repeats stream-token: a text-only case's "
+        "chunks stand in for its tokens" in out
+    )
+    assert (
+        "- example_tags grammar-constrained: no case asks for it (request.constrained), so it "
+        "did not run" in out
+    )
+    rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│ example")]
+    # parser, cases, recorded, wild, template, constructed, independent, passed, failed
+    assert [cell.strip() for cell in rows[-1]] == [
+        "example_tags", "2", "0", "0", "0", "2", "8", "8", "0"
+    ]  # fmt: skip
     assert "Failures" not in out
 
 
@@ -83,25 +98,43 @@ def test_json_output_shape(good_cases: Path, capsys: pytest.CaptureFixture[str])
     assert set(data) == {"results", "summary"}
     assert len(data["results"]) == 10
     for result in data["results"]:
-        assert set(result) == {"case", "parser", "check", "passed", "detail"}
+        assert set(result) == {"case", "parser", "check", "outcome", "passed", "detail"}
         assert result["parser"] == "example_tags"
-        assert result["passed"] is True
-    assert {r["case"] for r in data["results"]} == {
-        "example_tags/text/call",
-        "example_tags/text/plain",
-    }
+        assert result["passed"] is (result["outcome"] == "passed")
+    outcomes = {(r["case"].rsplit("/", 1)[1], r["check"]): r["outcome"] for r in data["results"]}
+    assert outcomes[("call", "stream-recorded")] == "not applicable"
+    assert outcomes[("plain", "stream-recorded")] == "not applicable"
+    assert outcomes[("call", "stream-random")] == "passed"
     summary = data["summary"]
-    assert (summary["passed"], summary["failed"], summary["total"], summary["cases"]) == (
-        10,
-        0,
-        10,
-        2,
-    )
-    assert summary["by_parser"]["example_tags"]["stream-char"] == {
+    assert (
+        summary["passed"],
+        summary["failed"],
+        summary["total"],
+        summary["not_applicable"],
+        summary["cases"],
+    ) == (8, 0, 8, 2, 2)
+    assert summary["aliases"] == {}
+    mine = summary["by_parser"]["example_tags"]
+    assert mine["checks"]["stream-char"] == {
         "passed": 2,
         "failed": 0,
+        "not_applicable": 0,
         "total": 2,
     }
+    assert mine["checks"]["stream-recorded"] == {
+        "passed": 0,
+        "failed": 0,
+        "not_applicable": 2,
+        "total": 0,
+    }
+    assert mine["cases"] == {
+        "total": 2,
+        "recorded": 0,
+        "wild": 0,
+        "template": 0,
+        "constructed": 2,
+    }
+    assert (mine["independent"], mine["passed"], mine["failed"]) == (8, 8, 0)
 
 
 def test_a_broken_case_file_is_a_failure(
@@ -190,5 +223,97 @@ def test_the_vllm_column_sits_beside_ours() -> None:
     assert "vLLM built-in" in text
     (row,) = [line for line in text.splitlines() if line.startswith("│ hermes")]
     assert "1 / 2" in row
-    assert "2 of 2 checks passed" in text
+    assert "2 of 2 independent checks passed" in text
     assert "hermes/x/b [vllm:hermes] parse FAILED: content: ..." in text
+
+
+def test_an_alias_is_shown_once_and_not_run_again(good_cases: Path) -> None:
+    class Renamed(ExampleTagsParser):
+        """The example's behaviour under a second name: only metadata changes."""
+
+        name = "example_tags_alias"
+        corpus = "example_tags"
+        summary = "the same format"
+
+    class Stricter(ExampleTagsParser):
+        """Not an alias: it changes what the parser does (its markers)."""
+
+        name = "example_tags_stricter"
+        corpus = "example_tags"
+        markers = ("<call",)
+
+    assert scorecard.behaviour_class(Renamed) is ExampleTagsParser
+    assert scorecard.behaviour_class(Stricter) is Stricter
+    assert scorecard.behaviour_class(ExampleTagsParser) is ExampleTagsParser
+    cases = tuple(load_cases([good_cases])[0])
+    targets = scorecard.mark_aliases(
+        [
+            scorecard.Target(Stricter, cases),
+            scorecard.Target(Renamed, cases),
+            scorecard.Target(ExampleTagsParser, cases),
+            # the same behaviour on other cases is checked on its own
+            scorecard.Target(Renamed, cases[:1]),
+        ]
+    )
+    assert [(t.name, t.alias_of, len(t.cases)) for t in targets] == [
+        ("example_tags", None, 2),
+        ("example_tags_alias", "example_tags", 2),
+        ("example_tags_alias", None, 1),
+        ("example_tags_stricter", None, 2),
+    ]
+    targets = [t for t in targets if len(t.cases) == 2]
+    results, _ = scorecard.run(targets, Resources(grammar=False), progress=False)
+    assert {r.parser for r in results} == {"example_tags", "example_tags_stricter"}
+    summary = scorecard.summarize(results, targets)
+    assert summary["aliases"] == {"example_tags_alias": "example_tags"}
+    assert summary["by_parser"]["example_tags_alias"] == {
+        "alias_of": "example_tags",
+        "cases": {"total": 2, "recorded": 0, "wild": 0, "template": 0, "constructed": 2},
+    }
+    assert summary["total"] == 16
+    out = io.StringIO()
+    scorecard.render(results, targets=targets, out=out)
+    text = out.getvalue()
+    assert (
+        "example_tags_alias is an alias of example_tags: ExampleTagsParser under another name, "
+        "on the same 2 cases; not run again, counted once under example_tags" in text
+    )
+    assert "16 of 16 independent checks passed (2 cases, 2 parsers)" in text
+
+
+def test_the_shipped_aliases_are_counted_once() -> None:
+    registry = Registry.load()
+    if "qwen3_json" not in registry.names() or "hermes" not in registry.names():
+        pytest.fail("this session installs toolcall-hermes: hermes and qwen3_json must be there")
+    targets, failures = scorecard.select_targets(registry, ("hermes", "qwen3_json"), ())
+    assert failures == []
+    assert [(t.name, t.alias_of) for t in targets] == [("hermes", None), ("qwen3_json", "hermes")]
+
+
+def test_with_no_parser_that_has_cases_it_is_a_usage_error(tmp_path: Path) -> None:
+    empty = Registry.load(path=[str(tmp_path)])  # no plugin installed there
+    with pytest.raises(scorecard.ScorecardError, match="no installed parser has cases"):
+        scorecard.select_targets(empty, (), ())
+
+
+def test_progress_is_drawn_on_a_terminal_only(
+    good_cases: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    targets, _ = scorecard.select_targets(Registry.load(), ("example_tags",), [good_cases])
+    resources = Resources(grammar=False)
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    scorecard.run(targets, resources, progress=True)
+    drawn = terminal.getvalue()
+    # The bar counts the checks and names the one at work.
+    assert "10/10" in drawn
+    assert "stream-random" in drawn
+    assert scorecard._clip("a" * 70, 60) == "a" * 57 + "..."
+    quiet = Terminal()
+    monkeypatch.setattr("sys.stderr", quiet)
+    scorecard.run(targets, resources, progress=False)
+    assert quiet.getvalue() == ""

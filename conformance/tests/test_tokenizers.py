@@ -77,8 +77,21 @@ def test_names_are_the_agreed_ones() -> None:
         "llama4",
         "mistral-v3",
         "mistral-tekken",
+        "mistral-tekken-v11",
         "glm4.5",
+        "olmo3",
     }
+
+
+def test_olmo3_is_cl100k_with_olmo3s_added_tokens() -> None:
+    """The build checks that its base vocabulary is byte for byte cl100k_base (sha256);
+    here: an encoding every cl100k user knows, and the ids of the format's markers."""
+    tokenizer = get_tokenizer("olmo3")
+    assert tokenizer.encode("hello world") == [15339, 1917]
+    ids = tokenizer.encode("<function_calls>f(a=1)</function_calls>")
+    assert (ids[0], ids[-1]) == (100268, 100269)
+    assert tokenizer.decode(ids) == "<function_calls>f(a=1)</function_calls>"
+    assert tokenizer.stop_token_ids[:1] == [100265]  # <|im_end|>
 
 
 def test_unknown_name_is_a_clear_error() -> None:
@@ -338,8 +351,58 @@ def test_tekken_detokenizer_replaces_split_characters() -> None:
     assert "".join(steps).endswith(" end")
 
 
+def test_tekken_v11_encodes_as_mistral_common_and_the_reference() -> None:
+    # tokenizers.md §2.4 "synthesised tekken v11": mistral-common's own encoding of an
+    # assistant message with two calls and their ids, [CALL_ID] = 33 and [ARGS] = 32.
+    from mistral_common.protocol.instruct.messages import AssistantMessage
+    from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
+
+    tokenizer = get_tokenizer("mistral-tekken-v11")
+    message = AssistantMessage(
+        tool_calls=[
+            ToolCall(
+                id="abcDEF123",
+                function=FunctionCall(
+                    name="get_current_weather", arguments='{"city": "Paris", "unit": "celsius"}'
+                ),
+            ),
+            ToolCall(
+                id="xyz987QWE",
+                function=FunctionCall(name="get_current_weather", arguments='{"city": "Tokyo"}'),
+            ),
+        ]
+    )
+    instruct = tokenizer.hf_tokenizer.instruct_tokenizer
+    ids = instruct.encode_assistant_message(message, is_before_last_user_message=False)
+    assert ids[:13] == [9, 1689, 45971, 1095, 45629, 33, 35416, 104570, 1049, 1050, 1051, 32, 19227]
+    text = (
+        '[TOOL_CALLS]get_current_weather[CALL_ID]abcDEF123[ARGS]{"city": "Paris", "unit": '
+        '"celsius"}[TOOL_CALLS]get_current_weather[CALL_ID]xyz987QWE[ARGS]{"city": "Tokyo"}'
+    )
+    assert tokenizer.encode(text) + tokenizer.stop_token_ids == ids
+    assert instruct.tokenizer.version.value == "v11"
+    specials = {"[TOOL_CALLS]": 9, "[ARGS]": 32, "[CALL_ID]": 33, "[THINK]": 34, "[/THINK]": 35}
+    assert {token: tokenizer.special_tokens[token] for token in specials} == specials
+    # vLLM's detokenizer releases no text for [CALL_ID]: the parser sees NAME then the id.
+    assert tokenizer.decode(ids[:-1]) == text.replace("[CALL_ID]", "")
+    assert tokenizer.decode_steps(ids[:12])[5] == ""
+
+
+def test_tekken_v11_shares_the_real_tekken_vocabulary(corpus: list[str]) -> None:
+    # Every released tekken file has the same BPE vocabulary: the v11 file (made from
+    # tekken_240911) encodes ordinary text exactly as Mistral-NeMo's real tekken_240718 does.
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    real = MistralTokenizer.v3(is_tekken=True).instruct_tokenizer.tokenizer
+    v11 = get_tokenizer("mistral-tekken-v11")
+    for text in corpus[:120]:
+        assert v11.encode(text) == real.encode(text, bos=False, eos=False), text
+    assert v11.model_vocab_size == 131072
+    assert v11.stop_token_ids == [2]
+
+
 @pytest.mark.vllm
-@pytest.mark.parametrize("name", ["mistral-v3", "mistral-tekken"])
+@pytest.mark.parametrize("name", ["mistral-v3", "mistral-tekken", "mistral-tekken-v11"])
 def test_mistral_steps_equal_vllms_detokenizer(name: str, corpus: list[str]) -> None:
     pytest.importorskip("vllm", reason="compares with vLLM's own detokenizer (vllm session)")
     from transformers.tokenization_mistral_common import MistralCommonBackend
@@ -424,7 +487,8 @@ def test_decoded_steps_reassemble_the_text(name: str, text: str) -> None:
 
 @pytest.mark.parametrize("name", ["qwen2.5", "glm4.5", "mistral-v3"])
 def test_xgrammar_info(name: str) -> None:
-    pytest.importorskip("xgrammar", reason="the grammar extra (xgrammar + torch) is not installed")
+    # Needs xgrammar, which every session that runs the kit's tests installs: a failed
+    # import here is a failure, not a skip.
     tokenizer = get_tokenizer(name)
     info = tokenizer.xgrammar_info()
     assert info is tokenizer.xgrammar_info()

@@ -8,6 +8,7 @@ before the first ``<tool_call>``; streaming never sends content after the first 
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -68,9 +69,9 @@ def test_a_clean_hermes_call_passes_every_check(baseline: VllmBaseline, tmp_path
         parser="hermes",
     )
     results = baseline.run_case("hermes", case)
+    # stream-recorded would repeat stream-token: a text-only case's chunks are its tokens
     assert [r.check for r in results] == [
         "parse",
-        "stream-recorded",
         "stream-token",
         "stream-char",
         "stream-random",
@@ -114,3 +115,38 @@ def test_glm_runs_on_the_engine_path(baseline: VllmBaseline, tmp_path: Path) -> 
     )
     results = baseline.run_case("glm45", case)
     assert all(r.passed for r in results), [str(r) for r in results if not r.passed]
+
+
+def test_the_scorecard_shows_the_built_in_beside_ours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolcall.cli import main
+
+    text_case(
+        tmp_path,
+        "clean",
+        ["Let me check.\n", HERMES_CALL],
+        {"content": "Let me check.", "tool_calls": CALL},
+        request=REQUEST,
+        parser="hermes",
+    )
+    args = ["conformance", "-p", "hermes", "-p", "qwen3_json", "--cases", str(tmp_path)]
+    args.append("--no-grammar")
+    assert main([*args, "--against-vllm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    theirs = data["vllm"]["results"]
+    # vLLM registers qwen3_json with its hermes class: like ours, counted once.
+    assert data["summary"]["aliases"] == {"qwen3_json": "hermes"}
+    assert data["vllm"]["aliases"] == {"qwen3_json": "hermes"}
+    assert {r["parser"] for r in theirs} == {"vllm:hermes"}
+    assert {r["case"] for r in theirs} >= {"hermes/text/clean"}
+    assert data["vllm"]["summary"]["total"] == sum(r["outcome"] != "not applicable" for r in theirs)
+    # Ours pass; the built-in's failures are a baseline and do not change the exit status.
+    assert data["summary"]["failed"] == 0
+    assert data["vllm"]["summary"]["failed"] > 0
+    assert main([*args, "--against-vllm"]) == 0
+    out = capsys.readouterr().out
+    assert "vLLM built-in passed / run" in out
+    assert "(a baseline: not part of the exit status)" in out
+    assert "vLLM built-in failures" in out
+    assert "vLLM's qwen3_json is its hermes class on the same cases: counted once" in out

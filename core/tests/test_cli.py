@@ -148,11 +148,17 @@ def test_parse_file(site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert (call["function"]["name"], call["function"]["arguments"]) == CALL
 
 
+def stdin_of(data: bytes) -> io.TextIOWrapper:
+    """A stdin holding ``data``, with the text layer Python gives stdin under a C locale
+    (invalid bytes become lone surrogates instead of an error)."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="surrogateescape")
+
+
 def test_parse_stdin(
     site: Site, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site.add_plugin("tc-parse", parsers_plugin("tagged"), ("tagged",))
-    monkeypatch.setattr(sys, "stdin", io.StringIO("plain words, no call"))
+    monkeypatch.setattr(sys, "stdin", stdin_of(b"plain words, no call"))
     assert run(site, "parse", "-p", "tagged") == 0
     assert json.loads(capsys.readouterr().out) == {
         "role": "assistant",
@@ -213,6 +219,31 @@ def test_unreadable_file(site: Site, tmp_path: Path, capsys: pytest.CaptureFixtu
     binary.write_bytes(b"\xff\xfe\x00")
     assert run(site, "parse", "-p", "tagged", str(binary)) == 2
     assert "not UTF-8" in stderr_line(capsys)
+
+
+def test_stdin_that_is_not_utf8(
+    site: Site, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.add_plugin("tc-parse", parsers_plugin("tagged"), ("tagged",))
+    monkeypatch.setattr(sys, "stdin", stdin_of(b"abc\xff\xfedef"))
+    assert run(site, "parse", "-p", "tagged") == 2
+    assert stderr_line(capsys) == (
+        "toolcall: cannot read stdin: not UTF-8 text (invalid start byte at byte 3)"
+    )
+    assert capsys.readouterr().out == ""
+
+
+def test_deeply_nested_tools_file(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.add_plugin("tc-parse", parsers_plugin("tagged"), ("tagged",))
+    raw = tmp_path / "output.txt"
+    raw.write_text(OUTPUT)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert run(site, "parse", "-p", "tagged", str(raw), "--tools", str(deep)) == 2
+    line = stderr_line(capsys)
+    assert line == f"toolcall: malformed tools file {deep}: nested too deeply to read"
 
 
 def test_unknown_parser(site: Site, capsys: pytest.CaptureFixture[str]) -> None:
@@ -370,3 +401,75 @@ def test_console_script(site: Site, tmp_path: Path) -> None:
     assert "scripted" in done.stdout
     assert "script boom" in done.stdout
     assert done.stderr == ""
+
+
+# -- real processes: stdin's own text layer, a reader that goes away ------------------
+
+COMMAND = [sys.executable, "-c", "import sys; from toolcall.cli import main; sys.exit(main())"]
+
+
+def test_invalid_utf8_on_a_real_stdin(site: Site) -> None:
+    site.add_plugin("tc-pipe", parsers_plugin("piped"), ("piped",))
+    env = {**os.environ, "PYTHONPATH": str(site.path), "LC_ALL": "C", "PYTHONUTF8": "0"}
+    done = subprocess.run(
+        [*COMMAND, "parse", "-p", "piped"],
+        input=b"abc\xff\xfedef",
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert done.stderr == (
+        b"toolcall: cannot read stdin: not UTF-8 text (invalid start byte at byte 3)\n"
+    )
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    site: Site, tmp_path: Path, stream: bool
+) -> None:
+    """``toolcall parse ... | head -c1``: the reader takes one byte and closes the pipe."""
+    site.add_plugin("tc-pipe", parsers_plugin("piped"), ("piped",))
+    raw = tmp_path / "output.txt"
+    raw.write_text("word " * 100_000 + OUTPUT)  # far more than a pipe holds
+    argv = [*COMMAND, "parse", "-p", "piped", str(raw), *(["--stream"] if stream else [])]
+    env = {**os.environ, "PYTHONPATH": str(site.path)}
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        assert process.stdout.read(1)
+        process.stdout.close()
+        error = process.stderr.read()
+        code = process.wait(timeout=60)
+    assert error == b""
+    assert code == 141
+
+
+def test_a_plugin_that_exits_stops_neither_list_nor_parse(site: Site, tmp_path: Path) -> None:
+    """A plugin calling ``sys.exit()`` at import, under the real command in its own process."""
+    site.add_plugin("tc-pipe", parsers_plugin("piped"), ("piped",))
+    site.add_plugin("tc-exits", "import sys\nsys.exit('leaving')\n", ("exits",))
+    env = {**os.environ, "PYTHONPATH": str(site.path)}
+    raw = tmp_path / "output.txt"
+    raw.write_text(OUTPUT)
+
+    def command(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*COMMAND, *argv], env=env, capture_output=True, text=True, check=False
+        )
+
+    listed = command("list")
+    assert listed.returncode == 0, listed.stderr
+    assert "piped" in listed.stdout
+    assert "tc-exits 1.0" in listed.stdout
+    assert "import failed: SystemExit: leaving" in listed.stdout
+    parsed = command("parse", "-p", "piped", str(raw))
+    assert parsed.returncode == 0, parsed.stderr
+    assert json.loads(parsed.stdout)["content"] == CONTENT
+    claimed = command("parse", "-p", "exits", str(raw))
+    assert claimed.returncode == 2
+    assert claimed.stdout == ""
+    assert claimed.stderr.count("\n") == 1
+    assert "tc-exits 1.0" in claimed.stderr
+    assert "import failed: SystemExit: leaving" in claimed.stderr

@@ -528,6 +528,33 @@ def test_held_content() -> None:
     assert check_stream(toy(HoldsContent), steps, promptness=False)[1] == []
 
 
+class HoldsUnparsedMarkup(HoldsContent):
+    """Holds content, then says it was markup it could not read (with its span)."""
+
+    covered = (0, None)  # the span of the event: the whole output by default
+
+    def last(self, out: Out) -> list[Delta]:
+        start, end = self.covered
+        span = Span(start, self.offset if end is None else end)
+        self._events.append(Event("unparsed-markup", None, "held, then content", span))
+        return super().last(out)
+
+
+class HoldsUnparsedMarkupElsewhere(HoldsUnparsedMarkup):
+    covered = (1, None)
+
+
+def test_held_unparsed_markup_is_excused_inside_its_span() -> None:
+    """Formats without start markers hold candidate markup (a pythonic ``[``, an
+    unfinished value) until they know it is content: the span of the
+    ``unparsed-markup`` event they record says which text that was."""
+    steps = per_char(TWO_CALLS)
+    assert check_stream(toy(HoldsUnparsedMarkup), steps)[1] == []
+    _, violations = check_stream(toy(HoldsUnparsedMarkupElsewhere), steps)
+    assert clauses(violations) == {6}
+    assert "from offset 0 " in violations[0].message
+
+
 def test_held_calls() -> None:
     steps = per_char(TWO_CALLS)
     _, violations = check_stream(toy(HoldsCalls), steps)

@@ -139,6 +139,86 @@ def test_raising_hook_is_reported(site: Site, caplog: pytest.LogCaptureFixture) 
     assert isinstance(raised.value.error, ValueError)
 
 
+#: Ways a plugin's own code ends a program, other than the user's Ctrl-C: each must break
+#: that plugin alone. (statement, the exception type, how the registry describes it)
+EXITS = [
+    pytest.param(("sys.exit()", SystemExit, "SystemExit"), id="sys.exit()"),
+    pytest.param(("sys.exit(3)", SystemExit, "SystemExit: 3"), id="sys.exit(3)"),
+    pytest.param(("sys.exit('bye')", SystemExit, "SystemExit: bye"), id="sys.exit(message)"),
+    pytest.param(("raise GeneratorExit", GeneratorExit, "GeneratorExit"), id="GeneratorExit"),
+    pytest.param(
+        ("raise type('Stop', (BaseException,), {})('own')", BaseException, "Stop: own"), id="own"
+    ),
+]
+
+
+@pytest.mark.parametrize("exit", EXITS)
+@pytest.mark.parametrize("where", ["import", "hook"])
+def test_a_plugin_that_exits_is_reported_like_any_broken_plugin(
+    site: Site,
+    caplog: pytest.LogCaptureFixture,
+    exit: tuple[str, type[BaseException], str],
+    where: str,
+) -> None:
+    statement, kind, described = exit
+    if where == "import":
+        source = f"import sys\n{statement}\n"
+        what = f"import failed: {described}"
+    else:
+        source = TAG_FORMAT + textwrap.dedent(
+            f"""
+            import sys
+
+            @hookimpl
+            def toolcall_parsers():
+                {statement}
+            """
+        )
+        what = f"hook toolcall_parsers raised {described}"
+    site.add_plugin("tc-exits", source, ("exits",))
+    site.add_plugin("tc-fine", parsers_plugin("fine"), ("fine",))
+    registry = load(site)
+    with caplog.at_level(logging.ERROR, logger="toolcall"):
+        assert registry.names() == ["fine"]
+        registry.get("fine")
+    (line,) = errors(caplog)
+    assert line == f"toolcall plugin tc-exits 1.0 ({site.module_name('tc_exits')}): {what}"
+    with pytest.raises(PluginError) as raised:
+        registry.get("exits")
+    assert isinstance(raised.value.error, kind)
+    assert raised.value.__cause__ is raised.value.error
+    assert what in str(raised.value)
+
+
+def test_a_class_whose_code_exits_is_reported(site: Site) -> None:
+    source = TAG_FORMAT + textwrap.dedent(
+        """
+        import sys
+
+        class Exiting(type(Parser)):
+            @property
+            def name(cls):
+                sys.exit("no name")
+
+        @hookimpl
+        def toolcall_parsers():
+            return [Exiting("Odd", (tag_parser("x"),), {})]
+        """
+    )
+    site.add_plugin("tc-odd", source, ("odd",))
+    site.add_plugin("tc-fine", parsers_plugin("fine"), ("fine",))
+    registry = load(site)
+    assert registry.names() == ["fine"]
+    with pytest.raises(PluginError, match="returned a class that raised SystemExit: no name"):
+        registry.get("odd")
+
+
+def test_ctrl_c_in_a_plugin_still_stops_the_program(site: Site) -> None:
+    site.add_plugin("tc-interrupted", "raise KeyboardInterrupt\n", ("interrupted",))
+    with pytest.raises(KeyboardInterrupt):
+        load(site).names()
+
+
 @pytest.mark.parametrize(
     ("returned", "complaint"),
     [
@@ -326,16 +406,28 @@ def test_add_commands_isolates_failures(site: Site) -> None:
             raise KeyError("no commands today")
         """
     )
+    exits = TAG_FORMAT + textwrap.dedent(
+        """
+        import sys
+
+        @hookimpl
+        def toolcall_add_commands(subparsers):
+            sys.exit(4)
+        """
+    )
     site.add_plugin("tc-good-commands", good, ("_good",))
     site.add_plugin("tc-bad-commands", bad, ("_bad",))
+    site.add_plugin("tc-exiting-commands", exits, ("_exits",))
     registry = load(site)
     parser = argparse.ArgumentParser()
     subparsers = parser.add_subparsers(dest="command")
     problems = registry.add_commands(subparsers)
     assert parser.parse_args(["hello"]).command == "hello"
-    (line,) = problems
-    assert "tc-bad-commands 1.0" in line
-    assert "KeyError" in line
+    bad_line, exits_line = sorted(problems)
+    assert "tc-bad-commands 1.0" in bad_line
+    assert "KeyError" in bad_line
+    assert "tc-exiting-commands 1.0" in exits_line
+    assert exits_line.endswith("hook toolcall_add_commands raised SystemExit: 4")
 
 
 def test_pip_installed_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,10 +6,12 @@ import json
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolcall.scanning import (
+    DECODE_AT,
+    UNDECODED,
     ContentGate,
     JsonEmitter,
     JsonValueScanner,
@@ -17,6 +19,7 @@ from toolcall.scanning import (
     Markers,
     MarkerScanner,
     Text,
+    json_object_problem,
 )
 
 MARKERS = ("<tool_call>", "</tool_call>", "<arg_key>", "[TOOL_CALLS]")
@@ -215,6 +218,77 @@ def test_an_unclosed_value_stops_at_a_marker_outside_strings(cuts: list[int]) ->
     assert scanner.stopped
     assert got == '{"a": [1, "x</tool_call>y"'
     assert rest == "</tool_call> after"
+
+
+def string_end_reference(text: str) -> int:
+    """Where a string that starts at ``text[0]`` ends, one character at a time: a
+    backslash takes the next character whatever it is (-1: it does not end)."""
+    escape = False
+    for at, char in enumerate(text[1:], 1):
+        if escape:
+            escape = False
+        elif char == "\\":
+            escape = True
+        elif char == '"':
+            return at + 1
+    return -1
+
+
+def scan_string_lane(pieces: Sequence[str]) -> tuple[str, str, JsonValueScanner]:
+    """Like :func:`scan_value`, but each piece goes to ``string_text`` first (the
+    lane a stream takes for text inside a string) and to ``feed`` only if refused."""
+    scanner = JsonValueScanner()
+    value, rest = [], []
+    for piece in pieces:
+        if scanner.done:
+            rest.append(piece)
+        elif scanner.string_text(piece):
+            value.append(piece)
+        else:
+            part, after = scanner.feed(piece)
+            value.append(part)
+            rest.append(after)
+    return "".join(value), "".join(rest), scanner
+
+
+STRING_BODIES = st.lists(
+    st.sampled_from(["a", "\\", '"', '\\"', "\\q", "\\u12", "\\n", "東"]), max_size=30
+).map("".join)
+
+
+@given(body=STRING_BODIES, cuts=st.lists(st.integers(0, 60), max_size=8))
+@example(body='a\\\\"', cuts=[3, 4])  # an escaped backslash cut in two, then the end
+@example(body='a\\\\\\"b"', cuts=[3, 4, 5])  # ... and an escaped quote
+@settings(max_examples=500)
+def test_a_string_ends_where_escapes_say_for_every_split(body: str, cuts: list[int]) -> None:
+    # Escapes JSON does not know (\\q), runs of backslashes and escaped quotes: the
+    # string's end does not depend on where the text is cut, nor on the lane taken.
+    text = '"' + body
+    end = string_end_reference(text)
+    for scan in (scan_value, scan_string_lane):
+        got, rest, scanner = scan(split_at(text, cuts))
+        if end < 0:
+            assert not scanner.done
+            assert (got, rest) == (text, "")
+        else:
+            assert scanner.done
+            assert (got, rest) == (text[:end], text[end:])
+
+
+def test_a_container_met_whole_is_decoded_once() -> None:
+    value = {"a": ["x" * DECODE_AT, 1.5, None], "b": {"c": True}}
+    text = json.dumps(value)
+    got, rest, scanner = scan_value([text + " tail"])
+    assert (got, rest) == (text, " tail")
+    assert scanner.value == value
+    assert json_object_problem(text, scanner.value) is None
+    # Strict JSON only: NaN is not decoded (the scan finds its end all the same).
+    bad = text[:-1] + ', "d": NaN}'
+    got, rest, scanner = scan_value([bad])
+    assert (got, scanner.value) == (bad, UNDECODED)
+    assert json_object_problem(bad) is not None
+    # Cut into pieces, nothing is decoded.
+    assert scan_value(split_at(text, [10, 500]))[2].value is UNDECODED
 
 
 def test_an_incomplete_value_is_not_done() -> None:

@@ -10,9 +10,12 @@ with a real HF tokenizer built offline (a small byte-level BPE with
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -437,6 +440,91 @@ def test_register_reports_names_it_could_not_register(
     assert "registry locked" in record.getMessage()
 
 
+# -- logging through vLLM's ------------------------------------------------------------
+
+#: What ``vllm serve`` does around our plugin, in its order: plugins load while the
+#: arguments are parsed (our ``register()``), then logging is set up from the arguments
+#: (``configure_logging_from_args``), then the API server looks the tool parser up.
+SERVE_LIKE = """
+import toolcall.vllm
+from vllm.plugins import load_general_plugins
+load_general_plugins()
+from vllm.config.logging import LoggingConfig
+from vllm.logger import configure_logging
+configure_logging(LoggingConfig())
+from vllm.tool_parsers import ToolParserManager
+for name in ("jamba", "tc_bridge_new", "jamba"):
+    ToolParserManager.get_tool_parser(name)
+"""
+
+
+def test_startup_lines_show_under_vllms_default_logging(site: Site) -> None:
+    """Which distribution serves each name, and a broken plugin, once each, in vLLM's own
+    format on vLLM's own stream, with vLLM's default logging configuration."""
+    site.add_plugin(
+        "tc-bridge", parsers_plugin("jamba", "tc_bridge_new"), ("jamba", "tc_bridge_new")
+    )
+    site.add_plugin("tc-bridge-broken", "raise RuntimeError('plugin boom')\n", ("tc_broken",))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("VLLM_LOGGING", "VLLM_CONFIGURE_LOGGING", "VLLM_PLUGINS"))
+    }
+    env |= {"PYTHONPATH": str(site.path), "VLLM_TARGET_DEVICE": "cpu", "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE_LIKE], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    module = site.module_name("tc_bridge")
+    lines = [line for line in done.stdout.splitlines() if "] toolcall" in line]
+    replaced = (
+        f"toolcall: jamba → tc-bridge 1.0 ({module}.tag_parser.<locals>.TagParser; "
+        "replaces vLLM's built-in)"
+    )
+    new = f"toolcall: tc_bridge_new → tc-bridge 1.0 ({module}.tag_parser.<locals>.TagParser; new)"
+    for message, level in [(replaced, "INFO"), (new, "INFO"), ("tc-bridge-broken 1.0", "ERROR")]:
+        said = [line for line in lines if message in line]
+        assert len(said) == 1, (message, done.stdout)
+        # vLLM's format: (PROCESS pid=N) LEVEL mm-dd hh:mm:ss [FILE:LINE] MESSAGE
+        assert said[0].startswith("("), said[0]
+        assert f") {level} " in said[0]
+    assert "RuntimeError: plugin boom" in next(line for line in lines if "tc-bridge-broken" in line)
+
+
+@pytest.fixture
+def toolcall_logger() -> Iterator[logging.Logger]:
+    """The ``toolcall`` and ``vllm`` loggers, restored after the test."""
+    ours, theirs = logging.getLogger("toolcall"), logging.getLogger(toolcall.vllm.VLLM_LOGGER)
+    saved = (ours.handlers[:], ours.level, theirs.handlers[:])
+    ours.handlers.clear()
+    ours.setLevel(logging.NOTSET)
+    yield ours
+    ours.handlers[:], theirs.handlers[:] = saved[0], saved[2]
+    ours.setLevel(saved[1])
+
+
+def test_route_logging_hands_records_to_vllms_handlers(toolcall_logger: logging.Logger) -> None:
+    vllm_logger = logging.getLogger(toolcall.vllm.VLLM_LOGGER)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s %(message)s"))
+    vllm_logger.handlers[:] = [handler]
+    toolcall.vllm.route_logging()
+    toolcall.vllm.route_logging()  # idempotent: one handler
+    assert len(toolcall_logger.handlers) == 1
+    toolcall_logger.debug("toolcall: below vLLM's level")
+    toolcall_logger.info("toolcall: hermes → toolcall-hermes 0.1.0")
+    assert stream.getvalue() == "INFO toolcall toolcall: hermes → toolcall-hermes 0.1.0\n"
+
+
+def test_route_logging_keeps_a_configured_logger(toolcall_logger: logging.Logger) -> None:
+    mine = logging.NullHandler()
+    toolcall_logger.addHandler(mine)
+    toolcall.vllm.route_logging()
+    assert toolcall_logger.handlers == [mine]
+
+
 # -- construction and the tokenizer ----------------------------------------------------
 
 
@@ -567,6 +655,179 @@ def test_empty_and_eos_only_steps(tokenizer: Any) -> None:
     assert parser.finish_streaming() is None
 
 
+class ClosedAtEndStream:
+    """A call whose body is closed by ``finish()``, as GLM closes a call whose output
+    ends right after a value: the text is argument text of call 0, then ``}``."""
+
+    events: tuple[Event, ...] = ()
+    framing: tuple[Span, ...] = ()
+
+    def __init__(self, parser: Parser) -> None:
+        self.parser = parser
+        self.started = False
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        if not text:
+            return []
+        if not self.started:
+            self.started = True
+            head = ToolCallDelta(0, id=self.parser.new_call_id(), name="get_weather")
+            return [Delta(tool_calls=(head, ToolCallDelta(0, arguments=text)))]
+        return [Delta(tool_calls=(ToolCallDelta(0, arguments=text),))]
+
+    def finish(self) -> list[Delta]:
+        return [Delta(tool_calls=(ToolCallDelta(0, arguments="}"),))] if self.started else []
+
+
+class ClosedAtEndParser(JsonTagParser):
+    name = "tc_closed_at_end"
+
+    def stream(self) -> Any:
+        return ClosedAtEndStream(self)
+
+
+def test_vllm_merges_the_flush_into_the_last_step(vllm_registry: None, tokenizer: Any) -> None:
+    """What core/README.md documents: the adapter returns one entry per call index per
+    message, from ``extract_tool_calls_streaming`` and from ``finish_streaming`` alike; in
+    the step that ends the stream, vLLM's ``DelegatingParser._flush_engine_parsers``
+    appends the flush's entries to that step's message, so call 0 has two entries there.
+    If a vLLM release stops doing this, this test says so."""
+    adapter = adapter_for(ClosedAtEndParser)
+    ToolParserManager.register_module(name=ClosedAtEndParser.name, module=adapter)
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name=ClosedAtEndParser.name, enable_auto_tools=True, tokenizer=tokenizer
+    )
+    request = chat_request()
+    parser = parser_cls(tokenizer, request.tools)
+    steps = ['{"city": ', '"Paris"']
+    messages = [
+        parser.parse_delta(text, [], request, prompt_token_ids=[1], finished=last)
+        for text, last in zip(steps, [False, True], strict=True)
+    ]
+    first, final = (message.model_dump(exclude_unset=True) for message in messages)
+    assert [entry["index"] for entry in first["tool_calls"]] == [0]
+    assert final["tool_calls"] == [
+        {"index": 0, "function": {"arguments": '"Paris"'}},
+        {"index": 0, "function": {"arguments": "}"}},
+    ]
+    # the adapter alone: one entry per index in each message it returns
+    alone = adapter(tokenizer, [TOOL])
+    for text in steps:
+        message = alone.extract_tool_calls_streaming("", text, text, [], [], [], request)
+        assert len(message.tool_calls) == 1
+    assert len(alone.finish_streaming().tool_calls) == 1
+
+
+# -- how the messages are built ------------------------------------------------------------
+
+
+def test_messages_are_built_the_fast_way_in_vllm_0_33() -> None:
+    """The fast builders give exactly what the validating constructors give in vLLM 0.33's
+    pydantic (checked at import); if a release changes the classes, they step aside."""
+    from toolcall.vllm import _compat
+
+    assert _compat.FAST_MESSAGES is True
+
+
+SHAPES: list[tuple[str | None, list[dict[str, Any]], str | None]] = [
+    ("Hello", [], None),
+    (None, [], "thinking"),
+    (None, [{"index": 0, "id": "chatcmpl-tool-1", "name": "get_weather"}], None),
+    (None, [{"index": 0, "id": "chatcmpl-tool-1", "name": "f", "arguments": '{"a": '}], None),
+    (None, [{"index": 2, "arguments": "1}"}], None),
+    ("x", [{"index": 0, "arguments": "}"}, {"index": 1, "id": "i", "name": "g"}], "r"),
+]
+
+
+@pytest.mark.parametrize(("content", "calls", "reasoning"), SHAPES)
+def test_fast_messages_are_the_validated_ones(
+    content: str | None, calls: list[dict[str, Any]], reasoning: str | None
+) -> None:
+    """Same fields, same fields-set, same JSON, also after the changes vLLM makes to a
+    message it got from a parser (finalize_generation, _flush_engine_parsers, the chat
+    stream's tool_calls filter)."""
+    from vllm.entrypoints.generate.base.protocol import (
+        DeltaFunctionCall,
+        DeltaMessage,
+        DeltaToolCall,
+    )
+
+    from toolcall.vllm import _compat
+
+    fast = _compat.delta_message(
+        content, [_compat.delta_tool_call(**call) for call in calls], reasoning
+    )
+    entries = []
+    for call in calls:
+        function = {k: call[k] for k in ("name", "arguments") if k in call}
+        fields: dict[str, Any] = {"index": call["index"]}
+        if "id" in call:
+            fields |= {"id": call["id"], "type": "function"}
+        entries.append(DeltaToolCall(**fields, function=DeltaFunctionCall(**function)))
+    fields = {"content": content, "reasoning": reasoning, "tool_calls": entries}
+    slow = DeltaMessage(**{k: v for k, v in fields.items() if v})
+    for message in (fast, slow):
+        assert message.model_dump_json(exclude_unset=True) == slow.model_dump_json(
+            exclude_unset=True
+        )
+    assert fast == slow
+    assert fast.model_fields_set == slow.model_fields_set
+    for message in (fast, slow):
+        if message.tool_calls:
+            message.tool_calls[-1].function.arguments = (
+                message.tool_calls[-1].function.arguments or ""
+            ) + "!"
+        message.content = (message.content or "") + "."
+        message.tool_calls = [*message.tool_calls, DeltaToolCall(index=9)]
+    assert fast.model_dump_json(exclude_unset=True) == slow.model_dump_json(exclude_unset=True)
+    one = _compat.arguments_message(3, '"x"')
+    assert one.model_dump(exclude_unset=True) == {
+        "tool_calls": [{"index": 3, "function": {"arguments": '"x"'}}]
+    }
+
+
+def test_the_validating_constructors_when_the_classes_change(
+    monkeypatch: pytest.MonkeyPatch, composed: Any, tokenizer: Any
+) -> None:
+    from vllm.entrypoints.generate.base.protocol import DeltaToolCall
+
+    from toolcall.vllm import _compat
+
+    monkeypatch.setattr(DeltaToolCall, "__pydantic_post_init__", "model_post_init")
+    assert _compat._fast_is_exact() is False
+    monkeypatch.setattr(_compat, "FAST_MESSAGES", False)
+    messages = stream_through(composed, tokenizer, OUTPUT, chat_request())
+    (entry,) = entries_of(messages)
+    assert entry["function"] == {"name": "get_weather", "arguments": ARGUMENTS}
+    assert content_of(messages) == "Let me check.\n"
+
+
+class ReasoningStream(JsonTagStream):
+    """The test format, with text between ``<r>`` and ``</r>`` at the start as reasoning."""
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        if text.startswith("<r>"):
+            return [Delta(reasoning=text[3:-4])]
+        return super().feed(text, token_ids)
+
+
+class ReasoningParser(JsonTagParser):
+    name = "tc_reasoning"
+
+    def stream(self) -> JsonTagStream:
+        return ReasoningStream(self)
+
+
+def test_reasoning_a_format_marks_reaches_vllm_as_reasoning(tokenizer: Any) -> None:
+    """DESIGN §6: text the format marks as reasoning is the message's reasoning."""
+    parser = adapter_for(ReasoningParser)(tokenizer, [TOOL])
+    request = chat_request()
+    message = parser.extract_tool_calls_streaming(
+        "", "", "<r>Paris, then.</r>", [], [], [], request
+    )
+    assert message.model_dump(exclude_unset=True) == {"reasoning": "Paris, then."}
+
+
 # -- tool_choice ---------------------------------------------------------------------
 
 
@@ -658,6 +919,148 @@ def test_responses_api_requests(tokenizer: Any, choice: Any, called: bool) -> No
         assert info.content == "Let me check.\n"
     else:
         assert info.content == OUTPUT
+
+
+# -- reading the request: vLLM's request types, its test doubles, namespaced tools --------
+
+
+def call_of(info: Any) -> tuple[str, str] | None:
+    """The one call of an ``ExtractedToolCallInformation`` (``None``: no call)."""
+    if not info.tools_called:
+        return None
+    (call,) = info.tool_calls
+    return call.function.name, call.function.arguments
+
+
+class NoDump(ChatCompletionRequest):  # type: ignore[misc]
+    """A chat request that refuses ``model_dump``: the adapter must read attributes."""
+
+    def model_dump(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the adapter called model_dump()")
+
+
+def test_the_request_is_read_through_its_attributes(tokenizer: Any) -> None:
+    request = NoDump(
+        model="test", messages=[{"role": "user", "content": "hi"}], tools=[TOOL], tool_choice="auto"
+    )
+    assert call_of(Adapter(tokenizer, request.tools).extract_tool_calls(OUTPUT, request)) == (
+        "get_weather",
+        ARGUMENTS,
+    )
+
+
+def test_vllm_test_doubles(tokenizer: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The request doubles of vLLM's own tool-parser tests (tests/tool_parsers):
+    ``Mock(spec=ChatCompletionRequest)`` with ``tools`` and ``tool_choice`` set, and
+    ``request=None`` with the tools given to the constructor."""
+    from unittest.mock import Mock
+
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionToolsParam
+
+    tools = [ChatCompletionToolsParam.model_validate(TOOL)]
+    mock = Mock(spec=ChatCompletionRequest)
+    mock.tools = tools
+    mock.tool_choice = "auto"
+    expected = ("get_weather", ARGUMENTS)
+    assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, mock)) == expected
+    parser = Adapter(tokenizer, tools)
+    messages = [
+        parser.extract_tool_calls_streaming("", text, text, [], ids, ids, mock)
+        for text, ids in token_steps(tokenizer, OUTPUT)
+    ]
+    (entry,) = entries_of([m for m in [*messages, parser.finish_streaming()] if m is not None])
+    assert entry["function"] == {"name": "get_weather", "arguments": ARGUMENTS}
+    assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, None)) == expected
+    # pydantic fields are not class attributes: a spec'd Mock has no tool_choice unless it
+    # is set, which reads as an explicit null (parsed like auto, vLLM's rule)
+    unset = Mock(spec=ChatCompletionRequest)
+    unset.tools = tools
+    assert not hasattr(unset, "tool_choice")
+    with caplog.at_level(logging.WARNING, logger="toolcall"):
+        assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, unset)) == expected
+    assert not [r for r in caplog.records if r.name == "toolcall"]
+    # a tool_choice that is no choice at all is read as auto, with a warning
+    odd = Mock(spec=ChatCompletionRequest)
+    odd.tools = tools
+    odd.tool_choice = Mock()
+    with caplog.at_level(logging.WARNING, logger="toolcall"):
+        assert call_of(Adapter(tokenizer, tools).extract_tool_calls(OUTPUT, odd)) == expected
+    (record,) = [r for r in caplog.records if r.name == "toolcall"]
+    assert "reads the request as tool_choice auto" in record.getMessage()
+
+
+NAMESPACE = {
+    "type": "namespace",
+    "name": "mcp__fs",
+    "description": "The file system.",
+    "tools": [
+        {"type": "function", "name": "get_weather", "parameters": TOOL["function"]["parameters"]},
+        {"type": "custom", "name": "patch"},
+    ],
+}
+FLAT = "mcp__fs__get_weather"
+
+
+def responses_request(tools: list[Any], choice: Any = "auto") -> Any:
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+
+    return ResponsesRequest(model="test", input="Weather?", tools=tools, tool_choice=choice)
+
+
+def test_namespaced_tools_are_seen_as_vllm_names_them(tokenizer: Any) -> None:
+    """A Responses request whose only tools are a namespace group: vLLM 0.33 shows the
+    model ``mcp__fs__get_weather``; a call to it is a call, not content."""
+    request = responses_request([NAMESPACE])
+    output = OUTPUT.replace('"get_weather"', f'"{FLAT}"')
+    info = Adapter(tokenizer, request.tools).extract_tool_calls(output, request)
+    assert call_of(info) == (FLAT, ARGUMENTS)
+    assert info.content == "Let me check.\n"
+    parser = Adapter(tokenizer, request.tools)
+    messages = [
+        parser.extract_tool_calls_streaming("", text, text, [], ids, ids, request)
+        for text, ids in token_steps(tokenizer, output)
+    ]
+    (entry,) = entries_of([m for m in [*messages, parser.finish_streaming()] if m is not None])
+    assert entry["function"] == {"name": FLAT, "arguments": ARGUMENTS}
+
+
+def test_the_structural_tag_constrains_namespaced_tools(
+    tokenizer: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VLLM_ENFORCE_STRICT_TOOL_CALLING", "1")
+    request = responses_request([NAMESPACE], {"type": "function", "name": FLAT})
+    tag = Adapter(tokenizer).get_structural_tag(request, strict_level=ToolStrictLevel.PARAMETER)
+    assert isinstance(tag, xgrammar.StructuralTag)
+    # the custom member is dropped, as vLLM drops it; the function is pinned by its schema
+    (item,) = tag.format.tags
+    assert item.begin == f'{START}{{"name": "{FLAT}", "arguments": '
+    assert item.content.json_schema == TOOL["function"]["parameters"]
+
+
+def test_tools_are_read_exactly_as_vllm_shows_them_to_the_model(tokenizer: Any) -> None:
+    """Our reading of a Responses request's tools against vLLM's own
+    ``get_function_tools``: the same names, schemas, descriptions and strictness, in order."""
+    from vllm.tool_parsers.utils import get_function_tools
+
+    from toolcall.types import Request
+    from toolcall.vllm import _compat
+
+    tools = [
+        {"type": "function", "name": "lookup", "description": "Find.", "strict": True},
+        NAMESPACE,
+        {"type": "custom", "name": "run_sql", "description": "Run SQL."},
+        {"type": "web_search"},
+        {"type": "namespace", "name": "crm", "description": "CRM.", "tools": [
+            {"type": "function", "name": "find", "parameters": {"type": "object"}},
+        ]},
+    ]  # fmt: skip
+    request = responses_request(tools)
+    ours = Request.from_openai(_compat.request_data(request)).tools
+    theirs = get_function_tools(request.tools)
+    assert [(t.name, t.parameters, t.description, t.strict) for t in ours] == [
+        (t.name, t.parameters, t.description, t.strict) for t in theirs
+    ]
+    assert [t.name for t in ours] == ["lookup", FLAT, "run_sql", "crm__find"]
 
 
 def test_non_streaming_result(tokenizer: Any) -> None:

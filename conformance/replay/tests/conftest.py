@@ -93,6 +93,24 @@ def e2e_glm45(fleet: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def e2e_llama3_json(fleet: Any) -> Iterator[Any]:
+    """Our llama3_json (Llama 3.1 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama3-json")
+
+
+@pytest.fixture(scope="session")
+def e2e_llama4_json(fleet: Any) -> Iterator[Any]:
+    """Our llama4_json (Llama 4 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama4-json")
+
+
+@pytest.fixture(scope="session")
+def e2e_llama4_pythonic(fleet: Any) -> Iterator[Any]:
+    """Our llama4_pythonic (Llama 4 model dir), its corpus recorded."""
+    yield from _endpoint(fleet, "llama4-pythonic")
+
+
+@pytest.fixture(scope="session")
 def e2e_glm47(fleet: Any) -> Iterator[Any]:
     """Our glm47, with a toolcall plugin that raises at import installed next to it."""
     yield from _endpoint(fleet, "glm47")
@@ -108,6 +126,24 @@ def e2e_hermes_qwen3(fleet: Any) -> Iterator[Any]:
 def e2e_glm45_reasoning(fleet: Any) -> Iterator[Any]:
     """Our glm45 with ``--reasoning-parser glm45 --tool-strict-level parameter``."""
     yield from _endpoint(fleet, "glm45-reasoning")
+
+
+@pytest.fixture(scope="session")
+def e2e_hermes_2api(fleet: Any) -> Iterator[Any]:
+    """Our hermes behind ``--api-server-count 2``: two API server processes."""
+    yield from _endpoint(fleet, "hermes-2api")
+
+
+@pytest.fixture(scope="session")
+def e2e_mistral(fleet: Any) -> Iterator[Any]:
+    """Our mistral, ``--tokenizer-mode mistral`` with the v11 tekken model directory."""
+    yield from _endpoint(fleet, "mistral")
+
+
+@pytest.fixture(scope="session")
+def e2e_mistral_reasoning(fleet: Any) -> Iterator[Any]:
+    """Our mistral with ``--reasoning-parser mistral`` (Magistral's [THINK] blocks)."""
+    yield from _endpoint(fleet, "mistral-reasoning")
 
 
 @pytest.fixture(scope="session")

@@ -19,9 +19,9 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -49,8 +49,14 @@ APIS = (
 #: The reasoning the think recordings open with (tokenized with the model's real tokenizer).
 REASONING = "The user wants something done; pick the right tool and its arguments."
 
-#: Our servers' log lines from the ``toolcall`` logger start with this.
-TOOLCALL_LOG_PREFIX = "[toolcall] "
+#: A line of vLLM 0.33's default log format (``_FORMAT``, vllm/logger.py:27-31):
+#: ``(PROCESS pid=N) LEVEL mm-dd hh:mm:ss [FILE:LINE] MESSAGE``. The servers run with
+#: vLLM's default logging, as a user's ``vllm serve`` does.
+VLLM_LOG_LINE = re.compile(
+    r"^\((?P<process>[^()]*) pid=(?P<pid>\d+)\) "
+    r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d "
+    r"\[(?P<where>[^\]]*)\] (?P<message>.*)$"
+)
 
 #: The plugin distribution that raises at import (served next to glm47, see SERVERS).
 BROKEN_DISTRIBUTION = "toolcall-broken-e2e"
@@ -71,6 +77,8 @@ def corpus(parser: str, tokenizer: str) -> list[Case]:
 
 def think_prefix(family: str) -> str:
     """The reasoning block a think recording starts with, in the family's shape."""
+    if family == "mistral-tekken-v11":  # Magistral: the [THINK] and [/THINK] control tokens
+        return f"[THINK]{REASONING}[/THINK]"
     if family == "glm4.5":  # GLM-4.5: <think>…</think> then the answer
         return f"<think>\n{REASONING}\n</think>\n"
     return f"<think>\n{REASONING}\n</think>\n\n"  # Qwen3
@@ -145,6 +153,11 @@ SERVERS: dict[str, ServerSpec] = {
         # Hermes 3 (Llama 3.1): the hermes cases recorded with the Llama 3.1 tokenizer.
         ServerSpec("hermes-llama", "llama3.1", "hermes", corpus=("hermes", "llama3.1")),
         ServerSpec("glm45", "glm4.5", "glm45", corpus=("glm45", "glm4.5")),
+        ServerSpec("llama3-json", "llama3.1", "llama3_json", corpus=("llama3_json", "llama3.1")),
+        ServerSpec("llama4-json", "llama4", "llama4_json", corpus=("llama4_json", "llama4")),
+        ServerSpec(
+            "llama4-pythonic", "llama4", "llama4_pythonic", corpus=("llama4_pythonic", "llama4")
+        ),
         # Also proves that a broken plugin distribution stops nothing else.
         ServerSpec("glm47", "glm4.5", "glm47", corpus=("glm47", "glm4.5"), broken_plugin=True),
         ServerSpec(
@@ -165,6 +178,31 @@ SERVERS: dict[str, ServerSpec] = {
             think=True,
             strict_level="parameter",
         ),
+        # Two API server processes (vLLM's multi-process front end), each with its replay.
+        ServerSpec(
+            "hermes-2api",
+            "qwen2.5",
+            "hermes",
+            extra_args=("--api-server-count", "2"),
+            corpus=("hermes", "qwen2.5"),
+        ),
+        # Mistral's own tokenizer (mistral-common renders the prompt), v11 tekken.
+        ServerSpec(
+            "mistral",
+            "mistral-tekken-v11",
+            "mistral",
+            extra_args=("--tokenizer-mode", "mistral"),
+            corpus=("mistral", "mistral-tekken-v11"),
+        ),
+        # Magistral: [THINK]...[/THINK] taken off by vLLM's mistral reasoning parser.
+        ServerSpec(
+            "mistral-reasoning",
+            "mistral-tekken-v11",
+            "mistral",
+            extra_args=("--tokenizer-mode", "mistral", "--reasoning-parser", "mistral"),
+            corpus=("mistral", "mistral-tekken-v11"),
+            think=True,
+        ),
         # vLLM's built-in hermes (VLLM_PLUGINS names only the replay, not toolcall).
         ServerSpec("builtin-hermes", "qwen2.5", "hermes", plugins=(), corpus=("hermes", "qwen2.5")),
         # vLLM's built-in glm45 (test_replay_smoke.py adds its own recording).
@@ -177,32 +215,18 @@ SERVER_FIXTURES = {
     "e2e_hermes": "hermes",
     "e2e_hermes_llama": "hermes-llama",
     "e2e_glm45": "glm45",
+    "e2e_llama3_json": "llama3-json",
+    "e2e_llama4_json": "llama4-json",
+    "e2e_llama4_pythonic": "llama4-pythonic",
     "e2e_glm47": "glm47",
     "e2e_hermes_qwen3": "hermes-qwen3",
     "e2e_glm45_reasoning": "glm45-reasoning",
+    "e2e_hermes_2api": "hermes-2api",
+    "e2e_mistral": "mistral",
+    "e2e_mistral_reasoning": "mistral-reasoning",
     "hermes_server": "builtin-hermes",
     "glm_server": "builtin-glm45",
 }
-
-
-def logging_config() -> dict[str, Any]:
-    """vLLM's own logging config plus the ``toolcall`` logger at DEBUG, so that our bridge's
-    lines (which parser serves the name, any error) reach the server log, marked
-    :data:`TOOLCALL_LOG_PREFIX`. (``register()`` runs before ``vllm serve`` sets up logging,
-    so its own DEBUG line never shows.)"""
-    from vllm.logger import DEFAULT_LOGGING_CONFIG
-
-    config: dict[str, Any] = copy.deepcopy(DEFAULT_LOGGING_CONFIG)
-    config["handlers"]["vllm"]["formatter"] = "vllm"  # no colour codes in the log file
-    config["formatters"]["toolcall"] = {"format": TOOLCALL_LOG_PREFIX + "%(levelname)s %(message)s"}
-    config["handlers"]["toolcall"] = {
-        "class": "logging.StreamHandler",
-        "formatter": "toolcall",
-        "level": "DEBUG",
-        "stream": "ext://sys.stdout",
-    }
-    config["loggers"]["toolcall"] = {"handlers": ["toolcall"], "level": "DEBUG", "propagate": False}
-    return config
 
 
 def write_broken_plugin(site: Path) -> Path:
@@ -282,9 +306,7 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
             recordings = [think_recording(c, tokenizer, spec.family) for c in cases]
         else:
             recordings = [Recording.from_case(c) for c in cases]
-    config_path = workdir / "logging.json"
-    config_path.write_text(json.dumps(logging_config()), "utf-8")
-    env = {"VLLM_LOGGING_CONFIG_PATH": str(config_path)}
+    env: dict[str, str] = {}
     if spec.plugins:
         env["TOOLCALL_CHECK_CONTRACT"] = "1"  # the bridge checks the delta contract live
     if spec.broken_plugin:
@@ -303,8 +325,55 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
     )
 
 
+@dataclass(frozen=True)
+class LogLine:
+    """A line of the server log in vLLM's format."""
+
+    process: str  # vLLM's process name: APIServer, ApiServer_0, EngineCore, ...
+    pid: int
+    level: str
+    where: str  # FILE:LINE
+    message: str
+
+    @classmethod
+    def parse(cls, line: str) -> LogLine | None:
+        found = VLLM_LOG_LINE.match(line)
+        if found is None:
+            return None
+        return cls(
+            found["process"], int(found["pid"]), found["level"], found["where"], found["message"]
+        )
+
+    @property
+    def ours(self) -> bool:
+        """Logged by toolcall (every message of the ``toolcall`` logger starts so)."""
+        return self.message.startswith("toolcall")
+
+
+def log_lines(text: str) -> list[LogLine]:
+    return [parsed for line in text.splitlines() if (parsed := LogLine.parse(line)) is not None]
+
+
+def served_lines() -> dict[str, str]:
+    """Our bridge's start-up line for every parser name, from the registry of this (the
+    server's) environment: which distribution serves the name, and whether it replaces
+    vLLM's built-in of that name."""
+    from toolcall.registry import Registry
+    from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS
+
+    lines = {}
+    for entry in Registry.load().entries():
+        cls = entry.parser_class
+        replaces = "replaces vLLM's built-in" if entry.name in VLLM_BUILTIN_TOOL_PARSERS else "new"
+        lines[entry.name] = (
+            f"toolcall: {entry.name} → {entry.distribution} {entry.version} "
+            f"({cls.__module__}.{cls.__qualname__}; {replaces})"
+        )
+    return lines
+
+
 class LogWatch:
-    """Lines our bridge logged at WARNING or above since the last :meth:`take`."""
+    """Lines toolcall logged at WARNING or above since the last :meth:`take`."""
 
     def __init__(self, server: ReplayServer) -> None:
         self.server = server
@@ -325,19 +394,14 @@ class LogWatch:
             return []
         complete = new[: new.rfind(b"\n") + 1]  # a line still being written waits
         self._offset += len(complete)
-        quiet = (TOOLCALL_LOG_PREFIX + "DEBUG", TOOLCALL_LOG_PREFIX + "INFO")
         return [
-            line
-            for line in complete.decode("utf-8", "replace").splitlines()
-            if line.startswith(TOOLCALL_LOG_PREFIX) and not line.startswith(quiet)
+            f"{line.level} {line.message}"
+            for line in log_lines(complete.decode("utf-8", "replace"))
+            if line.ours and line.level not in ("DEBUG", "INFO")
         ]
 
-    def toolcall_lines(self) -> list[str]:
-        return [
-            line
-            for line in self.server.log_text().splitlines()
-            if line.startswith(TOOLCALL_LOG_PREFIX)
-        ]
+    def toolcall_lines(self) -> list[LogLine]:
+        return [line for line in log_lines(self.server.log_text()) if line.ours]
 
 
 # -- requests ----------------------------------------------------------------------------------
@@ -600,7 +664,17 @@ class _Assembly:
 
 
 def chat_stream_answers(chunks: Any) -> list[Answer]:
-    """Assemble a Chat Completions stream per choice, checking each call's first delta."""
+    """Assemble a Chat Completions stream per choice, checking each call's first delta and
+    that no chunk carries two entries for one call index (DESIGN §4.2).
+
+    One exception, exactly where vLLM 0.33 makes it: the chunk that carries the
+    ``finish_reason``. There vLLM appends what the parser's ``finish_streaming()`` flushes
+    to the last step's message (``DelegatingParser._flush_engine_parsers``,
+    vllm/parser/abstract_parser.py:994-996,1046-1050), so a call whose last fragment came
+    with that step and whose end came from the flush (GLM's ``}`` after a closed value at
+    the end of the output) has two argument entries there. core/README.md says why the
+    adapter cannot prevent it.
+    """
     choices: dict[int, _Assembly] = {}
     for number, chunk in enumerate(chunks):
         for choice in chunk.choices:
@@ -612,6 +686,14 @@ def chat_stream_answers(chunks: Any) -> list[Answer]:
             reasoning = getattr(delta, "reasoning", None)
             if reasoning:
                 state.reasoning.append(reasoning)
+            indexes = [entry.index for entry in delta.tool_calls or ()]
+            for index in sorted({i for i in indexes if indexes.count(i) > 1}):
+                entries = [e for e in delta.tool_calls if e.index == index]
+                merged = choice.finish_reason is not None and not any(
+                    e.id or (e.function is not None and e.function.name) for e in entries[1:]
+                )
+                if not merged:
+                    state.problems.append(f"{where}: {len(entries)} entries for call {index}")
             for entry in delta.tool_calls or ():
                 function = entry.function
                 name = function.name if function is not None else None
@@ -829,6 +911,50 @@ def difference(expected: Expectation, answer: Answer, api: str = "") -> str | No
     if any(not call.id for call in answer.calls):
         return "a call has no id"
     return None
+
+
+# -- many streams at once ---------------------------------------------------------------------
+
+
+async def stream_all(endpoint: Endpoint, cases: Sequence[Case], concurrency: int) -> list[Answer]:
+    """Each case's request as a Chat Completions stream, at most ``concurrency`` in flight
+    (asyncio, ``AsyncOpenAI``, loopback only), assembled per :func:`chat_stream_answers`."""
+    import asyncio
+
+    import openai
+
+    gate = asyncio.Semaphore(concurrency)
+    async with openai.AsyncOpenAI(
+        base_url=endpoint.server.base_url, api_key="unused", max_retries=0, timeout=600
+    ) as client:
+
+        async def one(case: Case) -> Answer:
+            body = ask_for(case).chat_body(endpoint.model)
+            async with gate:
+                stream = await client.chat.completions.create(**body, stream=True)
+                async with stream:
+                    chunks = [chunk async for chunk in stream]
+            return chat_stream_answers(chunks)[0]
+
+        return list(await asyncio.gather(*(one(case) for case in cases)))
+
+
+def max_in_flight(log: Sequence[Mapping[str, Any]], recordings: set[str]) -> int:
+    """The most requests of ``recordings`` an engine (any API server's) held at once."""
+    ours = {
+        (r["pid"], r["request_id"])
+        for r in log
+        if r["event"] == "request" and r.get("recording") in recordings
+    }
+    live: dict[int, int] = {}
+    most = 0
+    for entry in log:
+        key = (entry.get("pid"), entry.get("request_id"))
+        if key in ours:
+            pid = entry["pid"]
+            live[pid] = live.get(pid, 0) + (1 if entry["event"] == "request" else -1)
+            most = max(most, live[pid])
+    return most
 
 
 @contextlib.contextmanager

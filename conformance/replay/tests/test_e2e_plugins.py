@@ -2,9 +2,9 @@
 
 Evidence that our parser, not vLLM's built-in of the same name, handled the requests:
 
-* the server log line of our bridge naming the class and distribution that serve
-  ``--tool-call-parser NAME`` (our servers run with a logging config that shows the
-  ``toolcall`` logger, e2e_support.logging_config);
+* the server log lines of our bridge naming, for every parser name it serves, the
+  distribution and class (``hermes → toolcall-hermes 0.1.0 (...)``): our servers run with
+  vLLM's default logging, as a plain ``vllm serve`` does, and the lines show there;
 * behaviour: the same recordings through a server whose ``VLLM_PLUGINS`` excludes
   ``toolcall`` give exactly what vLLM's built-in parser gives in-process, which differs from
   the case's expected parse on several cases, where our server gives the expected one;
@@ -21,31 +21,30 @@ import pytest
 from e2e_support import (
     BROKEN_DISTRIBUTION,
     BROKEN_MESSAGE,
-    TOOLCALL_LOG_PREFIX,
     Endpoint,
     ask_for,
     corpus,
     difference,
     expect,
     expect_case,
+    served_lines,
 )
 
 from toolcall import Parsed, ToolCall
-from toolcall.registry import Registry
 from toolcall_conformance.cases import Case, ExpectedCall
 from toolcall_conformance.compare import first_difference
 
 pytestmark = pytest.mark.vllm
 
 
-def served_line(parser: str) -> str:
-    """Our bridge's line for ``parser``, from the registry of this (the server's) environment."""
-    entry = next(e for e in Registry.load().entries() if e.name == parser)
-    cls = entry.parser_class
-    return (
-        f"{TOOLCALL_LOG_PREFIX}INFO toolcall: vLLM tool parser {parser!r} is "
-        f"{cls.__module__}.{cls.__qualname__} from {entry.distribution} {entry.version}"
-    )
+#: Variables that would change vLLM's logging from what a plain ``vllm serve`` does.
+LOGGING_VARIABLES = (
+    "VLLM_CONFIGURE_LOGGING",
+    "VLLM_LOGGING_CONFIG_PATH",
+    "VLLM_LOGGING_LEVEL",
+    "VLLM_LOGGING_STREAM",
+    "VLLM_LOGGING_PREFIX",
+)
 
 
 @pytest.mark.parametrize(
@@ -62,12 +61,21 @@ def served_line(parser: str) -> str:
 def test_our_bridge_says_which_parser_serves(
     request: pytest.FixtureRequest, fixture: str, parser: str
 ) -> None:
+    """Under vLLM's default logging, one INFO line per parser name we serve, once, from
+    the API server (the one process that looks parsers up), through vLLM's own handler."""
     endpoint: Endpoint = request.getfixturevalue(fixture)
-    assert endpoint.server.environment()["VLLM_PLUGINS"].split(",") == [
-        "toolcall_replay",
-        "toolcall",
-    ]
-    assert served_line(parser) in endpoint.log.toolcall_lines()
+    environment = endpoint.server.environment()
+    assert environment["VLLM_PLUGINS"].split(",") == ["toolcall_replay", "toolcall"]
+    assert not [name for name in LOGGING_VARIABLES if name in environment]
+    lines = endpoint.log.toolcall_lines()
+    expected = served_lines()
+    assert parser in expected
+    for name, message in expected.items():
+        said = [line for line in lines if line.message == message]
+        assert len(said) == 1, (name, lines)
+        assert said[0].level == "INFO"
+        assert said[0].where.startswith("adapters.py:")
+    assert len({line.pid for line in lines}) == 1
 
 
 def test_the_builtin_serves_when_vllm_plugins_excludes_toolcall(
@@ -140,15 +148,15 @@ def test_ours_and_the_builtin_answer_differently(
 
 def test_a_broken_plugin_is_reported_and_the_others_serve(e2e_glm47: Endpoint) -> None:
     """The glm47 server has a toolcall plugin distribution on its path whose module raises at
-    import: the server started, our registry reported the failure once, naming the
-    distribution and the error, and glm47 serves (its whole corpus runs on this server in
-    test_e2e_toolcall.py)."""
+    import: the server started, our registry reported the failure once, through vLLM's
+    default logging, naming the distribution and the error, and glm47 serves (its whole
+    corpus runs on this server in test_e2e_toolcall.py)."""
     lines = e2e_glm47.log.toolcall_lines()
-    broken = [line for line in lines if BROKEN_DISTRIBUTION in line]
+    broken = [line for line in lines if BROKEN_DISTRIBUTION in line.message]
     assert len(broken) == 1, lines
-    assert broken[0].startswith(TOOLCALL_LOG_PREFIX + "ERROR")
-    assert BROKEN_MESSAGE in broken[0]
-    assert served_line("glm47") in lines
+    assert broken[0].level == "ERROR"
+    assert BROKEN_MESSAGE in broken[0].message
+    assert served_lines()["glm47"] in [line.message for line in lines]
     case = corpus("glm47", "glm4.5")[0]
     ask = ask_for(case)
     answer = e2e_glm47.send("chat", ask)

@@ -13,6 +13,11 @@ corpus, with a reasoning block in front, through all three APIs.
   of reasoning (``is_reasoning_end`` on ids).
 * ``--tool-call-parser glm45 --reasoning-parser glm45``: GLM-4.5's vocabulary has
   ``<think>``/``</think>`` as added tokens, and the real tokenizer gives those ids.
+* ``--tool-call-parser mistral --reasoning-parser mistral --tokenizer-mode mistral``
+  (Magistral): ``[THINK]`` (34) and ``[/THINK]`` (35) are control tokens of the v11 tekken
+  file, which vLLM's detokenizer keeps as text; vLLM's reasoning parser takes the block off
+  before our parser sees the rest. Through the Responses API only: vLLM 0.33's mistral
+  reasoning parser fails Chat and Messages requests itself (see the test at the end).
 
 The two servers also run with ``--tool-strict-level`` (``function`` and ``parameter``;
 checked in test_e2e_strictness.py), which does not change what is parsed: the replay
@@ -27,6 +32,7 @@ from e2e_support import (
     Endpoint,
     ask_for,
     case_params,
+    corpus,
     difference,
     expect_case,
     no_bridge_errors,
@@ -58,6 +64,41 @@ def test_hermes_with_qwen3_reasoning(e2e_hermes_qwen3: Endpoint, case: Case, api
 @pytest.mark.parametrize(("case", "api"), case_params("glm45", "glm4.5"))
 def test_glm45_with_glm45_reasoning(e2e_glm45_reasoning: Endpoint, case: Case, api: str) -> None:
     run(e2e_glm45_reasoning, case, api, "glm4.5")
+
+
+MISTRAL_THINK = [
+    param
+    for param in case_params("mistral", "mistral-tekken-v11")
+    # Responses only: see test_vllms_mistral_reasoning_parser_refuses_chat below. A case that
+    # brings its own [THINK] block would get two.
+    if param.values[1].startswith("responses") and "[THINK]" not in param.values[0].text
+]
+
+
+@pytest.mark.parametrize(("case", "api"), MISTRAL_THINK)
+def test_mistral_with_mistral_reasoning(
+    e2e_mistral_reasoning: Endpoint, case: Case, api: str
+) -> None:
+    run(e2e_mistral_reasoning, case, api, "mistral-tekken-v11")
+
+
+@pytest.mark.parametrize("api", ["chat", "chat-stream", "messages"])
+def test_vllms_mistral_reasoning_parser_refuses_chat(
+    e2e_mistral_reasoning: Endpoint, api: str
+) -> None:
+    """A finding about vLLM 0.33, not about our parser: with ``--reasoning-parser mistral``
+    and a grammar-capable (v11+ tekken) tokenizer, vLLM's own reasoning parser
+    (``MistralParserReasoningAdapter.adjust_request`` -> ``parser/mistral.py``) calls
+    mistral-common's ``GrammarFactory.get_lark_from_jinja`` without ``force_tool_names``,
+    which mistral-common 1.13.1 (the version vLLM 0.33's environment resolves) requires: every
+    Chat Completions and Messages request with tools fails with HTTP 400 before any parser
+    runs. The Responses API takes vLLM's other branch and works (the test above). When this
+    test fails, vLLM or mistral-common changed: run the whole matrix above instead."""
+    case = next(c for c in corpus("mistral", "mistral-tekken-v11") if "v13-single" in c.id)
+    answer = e2e_mistral_reasoning.send(api, ask_for(case, marker=think_marker(case)))
+    assert answer.error is not None
+    assert answer.error[0] == 400
+    assert "force_tool_names" in answer.error[1]
 
 
 def test_think_markers_are_text_in_qwen25_and_tokens_in_glm45() -> None:

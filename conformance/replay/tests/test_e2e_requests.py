@@ -26,7 +26,9 @@ from e2e_support import (
     difference,
     expect,
     expect_case,
+    max_in_flight,
     no_bridge_errors,
+    stream_all,
 )
 
 from toolcall import ToolCall
@@ -191,6 +193,54 @@ def grows(before: str, after: str) -> bool:
     return closed and (after.startswith(before[:-1]) or (before == "{}" and not after))
 
 
+WEATHER: Any = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+#: A GLM call whose output ends right after a closed value (DESIGN §6: ``missing-end``,
+#: the call is closed).
+ENDS_AFTER_A_VALUE = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>"
+
+
+def test_the_flush_vllm_merges_into_the_last_chunk(e2e_glm45: Endpoint) -> None:
+    """The output ends (``max_tokens``) in the step that closes the value: that step's
+    fragment (the closing quote) and the flush's ``}`` reach the client in the chunk that
+    carries the ``finish_reason``, two entries for call 0 (vLLM's merge, core/README.md).
+    The stream assembles to the closed call, and that chunk is the only place where the
+    assembly tolerates two entries."""
+    ids = get_tokenizer("glm4.5").encode(ENDS_AFTER_A_VALUE)
+    e2e_glm45.server.add(
+        Recording.from_token_ids("ends-after-a-value", ids, prompt_contains="[e2e:ends]")
+    )
+    ask = Ask(marker="[e2e:ends]", tools=(WEATHER,), max_tokens=len(ids))
+    with no_bridge_errors(e2e_glm45):
+        stream = e2e_glm45.openai.chat.completions.create(
+            **ask.chat_body(e2e_glm45.model), stream=True
+        )
+        with stream:
+            chunks = list(stream)
+    [answer] = chat_stream_answers(chunks)
+    expected_call = ExpectedCall("get_weather", {"city": "Paris"})
+    expected = expect(None, (expected_call,), "chat-stream", ask, length=True)
+    assert difference(expected, answer, "chat-stream") is None, answer
+    # GLM emits the value's closing quote at </arg_value> (the last step) and the call's
+    # "}" from finish() (the flush); should that change, this needs an output whose last
+    # step and flush both carry a fragment.
+    [last] = [c.choices[0] for c in chunks if c.choices and c.choices[0].finish_reason]
+    entries = [(e.index, e.function.arguments) for e in last.delta.tool_calls or ()]
+    assert entries == [(0, '"'), (0, "}")]
+    # anywhere else, two entries for one call are a stream-shape problem
+    moved = [c.model_copy(deep=True) for c in chunks]
+    for chunk in moved:
+        if chunk.choices and chunk.choices[0].finish_reason:
+            chunk.choices[0].finish_reason = None
+    [strict] = chat_stream_answers(moved)
+    assert any("2 entries for call 0" in problem for problem in strict.problems)
+
+
 # -- n=2 ----------------------------------------------------------------------------------------
 
 
@@ -277,7 +327,9 @@ def test_64_concurrent_streams_are_all_exact(e2e_hermes: Endpoint) -> None:
     cases = corpus("hermes", "qwen2.5")
     chosen = [cases[i % len(cases)] for i in range(CONCURRENT)]
     with no_bridge_errors(e2e_hermes):
-        answers = asyncio.run(asyncio.wait_for(stream_all(e2e_hermes, chosen), timeout=600))
+        answers = asyncio.run(
+            asyncio.wait_for(stream_all(e2e_hermes, chosen, CONCURRENT), timeout=600)
+        )
     problems = []
     for case, answer in zip(chosen, answers, strict=True):
         problem = difference(expect_case(case, "chat-stream", ask_for(case)), answer)
@@ -286,34 +338,3 @@ def test_64_concurrent_streams_are_all_exact(e2e_hermes: Endpoint) -> None:
     assert not problems, "\n".join(problems)
     # They really were in flight together: the engine had many of them at once.
     assert max_in_flight(e2e_hermes.server.requests(), {c.id for c in chosen}) > 1
-
-
-def max_in_flight(log: list[dict[str, Any]], recordings: set[str]) -> int:
-    ours = {
-        r["request_id"] for r in log if r["event"] == "request" and r.get("recording") in recordings
-    }
-    live = most = 0
-    for entry in log:
-        if entry.get("request_id") in ours:
-            live += 1 if entry["event"] == "request" else -1
-            most = max(most, live)
-    return most
-
-
-async def stream_all(endpoint: Endpoint, cases: list[Case]) -> list[Any]:
-    import openai
-
-    gate = asyncio.Semaphore(CONCURRENT)  # bounded: never more streams than this at once
-    async with openai.AsyncOpenAI(
-        base_url=endpoint.server.base_url, api_key="unused", max_retries=0, timeout=300
-    ) as client:
-
-        async def one(case: Case) -> Any:
-            body = ask_for(case).chat_body(endpoint.model)
-            async with gate:
-                stream = await client.chat.completions.create(**body, stream=True)
-                async with stream:
-                    chunks = [chunk async for chunk in stream]
-            return chat_stream_answers(chunks)[0]
-
-        return await asyncio.gather(*(one(case) for case in cases))

@@ -61,6 +61,11 @@ def test_glm47_corpus(e2e_glm47: Endpoint, case: Case, api: str) -> None:
     run(e2e_glm47, case, api)
 
 
+@pytest.mark.parametrize(("case", "api"), case_params("mistral", "mistral-tekken-v11"))
+def test_mistral_corpus(e2e_mistral: Endpoint, case: Case, api: str) -> None:
+    run(e2e_mistral, case, api)
+
+
 def test_every_shipped_case_of_the_families_is_run() -> None:
     """The corpora above are every shipped case of hermes, glm45 and glm47 (none is left out
     for want of a model directory)."""

@@ -41,7 +41,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
-@pytest.fixture(scope="module", params=sorted(FAMILIES))
+@pytest.fixture(scope="module", params=sorted(f for f in FAMILIES if FAMILIES[f].template))
 def model_dir(request: pytest.FixtureRequest, models: Path) -> Path:
     family: str = request.param
     return build_model_dir(family, models / family)
@@ -79,6 +79,30 @@ def test_the_directory_has_no_weights_and_the_real_vocabulary(model_dir: Path) -
     assert served.encode(sample, add_special_tokens=False) == real.encode(sample)
 
 
+def test_the_mistral_directory_holds_mistral_commons_tekken_file(models: Path) -> None:
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    from toolcall_conformance.tokenizers import get_tokenizer
+
+    directory = build_model_dir("mistral-tekken-v11", models / "mistral")
+    names = sorted(p.name for p in directory.iterdir())
+    assert names == ["config.json", "generation_config.json", "tekken.json", "toolcall-replay.json"]
+    real = get_tokenizer("mistral-tekken-v11")
+    source = Path(real.hf_tokenizer.instruct_tokenizer.tokenizer.file_path)
+    assert (directory / "tekken.json").read_bytes() == source.read_bytes()
+    served = MistralTokenizer.from_file(str(directory / "tekken.json")).instruct_tokenizer.tokenizer
+    assert served.version.value == "v11"
+    assert [served.get_control_token(t) for t in ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]")] == [
+        9,
+        32,
+        33,
+    ]
+    assert served.encode('{"tz": "東京"}', bos=False, eos=False) == real.encode('{"tz": "東京"}')
+    config = json.loads((directory / "config.json").read_text())
+    assert config["vocab_size"] == real.model_vocab_size
+    assert json.loads((directory / "generation_config.json").read_text())["eos_token_id"] == [2]
+
+
 def test_a_second_build_reuses_the_directory(model_dir: Path) -> None:
     family = json.loads((model_dir / "toolcall-replay.json").read_text())["family"]
     before = {p.name: p.stat().st_mtime_ns for p in model_dir.iterdir()}
@@ -96,7 +120,9 @@ def test_a_changed_directory_is_rebuilt(tmp_path: Path) -> None:
 
 def test_an_unknown_family_is_named() -> None:
     with pytest.raises(
-        ModelDirError, match=r"no replay model family 'gpt' \(known: glm4\.5, llama3\.1, qwen2\.5\)"
+        ModelDirError,
+        match=r"no replay model family 'gpt' \(known: glm4\.5, llama3\.1, mistral-tekken-v11, "
+        r"qwen2\.5\)",
     ):
         build_model_dir("gpt", Path("/nonexistent"))
 

@@ -56,17 +56,39 @@ def test_the_plugin_refuses_to_install_when_a_seam_is_missing(
     assert entry.build_async_engine_client_from_engine_args is original  # nothing was patched
 
 
-def test_install_patches_the_launcher_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_patches_the_launchers_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vllm.entrypoints.cli import serve
     from vllm.entrypoints.launchers.api_server import entry
 
-    from toolcall_replay.engine import build_replay_engine_client
+    from toolcall_replay.engine import build_replay_engine_client, launch_no_core_engines
     from toolcall_replay.seams import install
 
+    # restored after the test
     monkeypatch.setattr(
         entry,
         "build_async_engine_client_from_engine_args",
         entry.build_async_engine_client_from_engine_args,
-    )  # restored after the test
+    )
+    monkeypatch.setattr(serve, "launch_core_engines", serve.launch_core_engines)
     assert install() is True
     assert entry.build_async_engine_client_from_engine_args is build_replay_engine_client
+    assert serve.launch_core_engines is launch_no_core_engines
     assert install() is False
+
+
+def test_several_api_servers_start_no_engine_core() -> None:
+    """The parent of ``--api-server-count N`` gets a launch with no engine manager and no
+    coordinator, and the addresses it was given (its API servers replay by themselves)."""
+    from vllm.v1.engine.utils import CoreEngineLaunch
+
+    from toolcall_replay.engine import launch_no_core_engines
+
+    addresses = object()
+    with launch_no_core_engines(None, None, False, addresses) as launch:
+        assert isinstance(launch, CoreEngineLaunch)
+        assert (launch.engine_manager, launch.coordinator, launch.tensor_queue) == (
+            None,
+            None,
+            None,
+        )
+        assert launch.addresses is addresses

@@ -3,8 +3,10 @@
 :func:`build_case` takes a raw model output as text, encodes it with the real tokenizer (so
 markers that are added tokens become their single ids, as the model emits them) and gives
 every token its own step, with the text vLLM's detokenizer releases for it.
-:func:`build_case_from_ids` does the same for recorded ids. Both return a schema-valid case
-dict (checked before it is returned), ready for :func:`toolcall_conformance.cases.write_case`.
+:func:`build_case_from_ids` does the same for recorded ids, and
+:func:`build_case_under_grammar` for ids generated under the parser's own grammar
+(``request.constrained``). Each returns a schema-valid case dict (checked before it is
+returned), ready for :func:`toolcall_conformance.cases.write_case`.
 
 The command ``toolcall conformance build`` is :func:`add_build_arguments` + :func:`run_build`.
 """
@@ -14,10 +16,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolcall import Parser, ParserContext, Request, StrictLevel, Vocabulary
+from toolcall.strictness import resolve_plan
 from toolcall_conformance import __version__
 from toolcall_conformance.cases import (
     NEEDS_REVIEW,
@@ -32,9 +36,16 @@ from toolcall_conformance.tokenizers import TOKENIZER_NAMES, RealTokenizer, get_
 __all__ = [
     "BUILDER_VERSION",
     "BuildError",
+    "Place",
     "add_build_arguments",
+    "at",
+    "at_end",
     "build_case",
     "build_case_from_ids",
+    "build_case_under_grammar",
+    "build_corpus_case",
+    "expected_parse",
+    "request_body",
     "run_build",
     "write_corpus",
 ]
@@ -155,6 +166,71 @@ def build_case_from_ids(
         expected=expected,
         finish_reason=finish_reason,
     )
+
+
+def build_case_under_grammar(
+    parser_class: type[Parser],
+    *,
+    tokenizer: str,
+    text: str,
+    request: Mapping[str, Any],
+    provenance: Mapping[str, Any],
+    expected: Mapping[str, Any] | None,
+    case_id: str,
+    seed: str,
+) -> dict[str, Any]:
+    """A ``request.constrained`` case: ``text`` generated under the structural tag that
+    ``parser_class`` builds for ``request`` at the request's own strict level (else the
+    parser's default), token by token (:func:`toolcall_conformance.constrained.
+    generate_under_grammar`, seeded with ``seed``), ending on a stop token.
+
+    ``provenance.notes`` records how the ids were made. Raises :class:`BuildError` when no
+    grammar applies to the request or the text cannot be generated under it.
+    """
+    from toolcall_conformance.constrained import (  # noqa: PLC0415 - needs xgrammar
+        GenerationError,
+        generate_under_grammar,
+    )
+
+    real = get_tokenizer(tokenizer)
+    view = Request.from_openai(dict(request))
+    own = request.get("strict_level")
+    plan = resolve_plan(
+        view,
+        strict_level=StrictLevel.from_name(own) if isinstance(own, str) else None,
+        default_level=parser_class.default_strict_level,
+    )
+    context = ParserContext(request=view, vocabulary=Vocabulary(special_tokens=real.special_tokens))
+    tag = parser_class(context).structural_tag(plan) if plan.grammar else None
+    if tag is None:
+        msg = f"{parser_class.name} applies no grammar to this request at its own strict level"
+        raise BuildError(msg)
+    try:
+        ids = generate_under_grammar(tag, real, text, seed=seed)
+    except GenerationError as error:
+        raise BuildError(f"{case_id}: {error}") from error
+    how = (
+        "token ids generated under the grammar: at each step one of the tokens that the "
+        f"structural tag of {parser_class.name} for this request (strict level "
+        f"{plan.level.name.lower()}, compiled by xgrammar against the real tokenizer) allows "
+        "and that continue the text, chosen by toolcall_conformance.constrained."
+        f"generate_under_grammar with seed {seed!r}"
+    )
+    notes = provenance.get("notes")
+    case = build_case_from_ids(
+        tokenizer=tokenizer,
+        parser=parser_class.name,
+        token_ids=ids,
+        request={**request, "constrained": True},
+        provenance={**provenance, "notes": f"{notes}; {how}" if notes else how},
+        expected=expected,
+        case_id=case_id,
+    )
+    decoded = "".join(step["text"] for step in case["output"]["steps"])
+    if decoded != text:  # pragma: no cover - the ids spell the text byte for byte
+        msg = f"{case_id}: the generated ids decode to {decoded[:60]!r}, not the text"
+        raise BuildError(msg)
+    return case
 
 
 def _assemble(
@@ -314,6 +390,31 @@ def run_build(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------
+# Corpus scripts: where a grammar refusal must happen (expected.grammar_refusal.offset)
+
+#: The offset of a defect, computed from the case's text.
+Place = Callable[[str], int]
+
+
+def at(needle: str, plus: int = 0, *, nth: int = 1) -> Place:
+    """The defect's offset: where the ``nth`` ``needle`` starts in the text, plus ``plus``
+    (write the defect's place as the format and the schema define it, never from a run)."""
+
+    def offset(text: str) -> int:
+        position = -1
+        for _ in range(nth):
+            position = text.index(needle, position + 1)
+        return position + plus
+
+    return offset
+
+
+def at_end(text: str) -> int:
+    """The output ends where the grammar needs more: the stop token is refused."""
+    return len(text)
+
+
 def write_corpus(
     built: Iterable[tuple[Path, dict[str, Any]]],
     argv: Sequence[str] | None = None,
@@ -346,3 +447,50 @@ def write_corpus(
         print(f"stale: {path}", file=sys.stderr)
     print(f"{len(cases)} {label} cases {'checked' if args.check else 'written'}")
     return 1 if stale else 0
+
+
+# -- what corpus scripts share ------------------------------------------------------------
+
+
+def request_body(
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: object = "auto",
+    parallel_tool_calls: bool | None = None,
+) -> dict[str, Any]:
+    """A case's ``request``: ``parallel_tool_calls`` only when given."""
+    request: dict[str, Any] = {"tools": list(tools), "tool_choice": tool_choice}
+    if parallel_tool_calls is not None:
+        request["parallel_tool_calls"] = parallel_tool_calls
+    return request
+
+
+def expected_parse(
+    content: str | None,
+    calls: Iterable[tuple[str, Mapping[str, Any] | str]],
+    *,
+    recoveries: Sequence[str] = (),
+    grammar: str | None = None,
+) -> dict[str, Any]:
+    """A case's ``expected``: content, ``(name, arguments)`` calls (arguments as a JSON
+    object, or as exact text), and the recoveries and grammar verdict when given."""
+    expected: dict[str, Any] = {
+        "content": content,
+        "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+    }
+    if recoveries:
+        expected["recoveries"] = list(recoveries)
+    if grammar is not None:
+        expected["grammar"] = grammar
+    return expected
+
+
+def build_corpus_case(
+    root: Path, *, tokenizer: str, parser: str, slug: str, **fields: Any
+) -> tuple[Path, dict[str, Any]]:
+    """:func:`build_case` for a shipped corpus: the id ``PARSER/TOKENIZER/SLUG`` and the
+    file ``root/PARSER/TOKENIZER/SLUG.json`` (``fields``: text, request, provenance,
+    expected, finish_reason)."""
+    data = build_case(
+        tokenizer=tokenizer, parser=parser, case_id=f"{parser}/{tokenizer}/{slug}", **fields
+    )
+    return root / parser / tokenizer / f"{slug}.json", data

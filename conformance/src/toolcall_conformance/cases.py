@@ -15,6 +15,9 @@ Checks beyond the schema:
   the parser, and any other would have ended generation earlier);
 - ``expected.grammar`` needs token ids, and ``accept`` needs stop token ids and
   ``finish_reason: stop`` (the matcher must terminate on a stop token);
+- ``expected.grammar_refusal`` (an addition of this kit's schema copy, see
+  :data:`SCHEMA_ADDITIONS`) goes with ``grammar: reject`` and places the refusal inside the
+  output text (or at its end);
 - ``expected.recoveries`` are named tolerances of the parsing policy;
 - the request reads as a :class:`toolcall.Request`;
 - ids are unique across the files loaded together.
@@ -38,17 +41,20 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from toolcall import RECOVERIES, Request, Vocabulary
-from toolcall_conformance.tokenizers import RealTokenizer, get_tokenizer
+from toolcall_conformance.tokenizers import RealTokenizer, TokenizerBuildError, get_tokenizer
 
 __all__ = [
     "NEEDS_REVIEW",
+    "SCHEMA_ADDITIONS",
     "SCHEMA_ID",
     "Case",
     "CaseError",
     "Expected",
     "ExpectedCall",
+    "GrammarRefusal",
     "Step",
     "case_schema",
+    "case_tokenizer",
     "dumps_case",
     "load_case",
     "load_cases",
@@ -59,6 +65,11 @@ __all__ = [
 ]
 
 SCHEMA_ID = "toolcall-case/1"
+
+#: Optional fields this kit's copy of the schema adds to the normative one
+#: (shared/conformance/case.schema.json), as JSON paths below the root. A case that uses
+#: one is still a ``toolcall-case/1`` case; readers that do not know the field ignore it.
+SCHEMA_ADDITIONS = ("response_template", "expected.reasoning", "expected.grammar_refusal")
 
 #: ``extra`` key listing the parts of a case a person must still review (the builder and the
 #: recorder set ``{"needs_review": ["expected"]}`` when no expected parse was given).
@@ -103,6 +114,15 @@ class ExpectedCall:
 
 
 @dataclass(frozen=True)
+class GrammarRefusal:
+    """Where a ``reject`` must happen: the character ``offset`` of the defect in the output
+    text (its length: the stop token), and the ``reason`` in words."""
+
+    offset: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Expected:
     content: str | None
     tool_calls: tuple[ExpectedCall, ...]
@@ -112,6 +132,7 @@ class Expected:
     #: ``reasoning_checked``; a case without ``expected.reasoning`` does not check it.
     reasoning: str | None = None
     reasoning_checked: bool = False
+    grammar_refusal: GrammarRefusal | None = None
 
 
 @dataclass(frozen=True)
@@ -242,6 +263,16 @@ def _semantic_problems(data: Mapping[str, Any], path: Path | str | None) -> list
 
     expected = data["expected"]
     grammar = expected.get("grammar")
+    refusal = expected.get("grammar_refusal")
+    if refusal is not None:
+        length = sum(len(step["text"]) for step in steps)
+        if grammar != "reject":
+            problem("$.expected.grammar_refusal", "places a refusal, so grammar must be 'reject'")
+        if refusal["offset"] > length:
+            problem(
+                "$.expected.grammar_refusal.offset",
+                f"{refusal['offset']} is beyond the end of the output ({length} characters)",
+            )
     if grammar is not None and not has_ids:
         problem("$.expected.grammar", "the grammar check needs token ids in the steps")
     if grammar == "accept":
@@ -303,6 +334,9 @@ def _case_from_data(data: Mapping[str, Any], path: Path | None) -> Case:
             grammar=expected.get("grammar"),
             reasoning=expected.get("reasoning"),
             reasoning_checked="reasoning" in expected,
+            grammar_refusal=GrammarRefusal(**expected["grammar_refusal"])
+            if "grammar_refusal" in expected
+            else None,
         ),
         extra=dict(data.get("extra", {})),
         path=path,
@@ -377,6 +411,18 @@ def shipped_case_dirs(parser: str) -> list[Path]:
     return [directory] if directory.is_dir() else []
 
 
+def case_tokenizer(case: Case) -> RealTokenizer:
+    """The real tokenizer a case names: a built-in or registered name, or a path (relative
+    to the case file's directory). Raises ``KeyError`` (an unknown name) or
+    :class:`~toolcall_conformance.tokenizers.TokenizerBuildError`; a text-only case has none
+    (``ValueError``)."""
+    if case.tokenizer is None:
+        msg = f"{case.id} is a text-only case: it names no tokenizer"
+        raise ValueError(msg)
+    base = case.path.parent if case.path is not None else None
+    return get_tokenizer(case.tokenizer, base=base)
+
+
 def verify_ids(case: Case, tokenizer: RealTokenizer | None = None) -> list[CaseError]:
     """Re-decode the case's token ids with its real tokenizer and compare the texts.
 
@@ -390,8 +436,8 @@ def verify_ids(case: Case, tokenizer: RealTokenizer | None = None) -> list[CaseE
     problems: list[CaseError] = []
     if tokenizer is None:
         try:
-            tokenizer = get_tokenizer(case.tokenizer)
-        except KeyError as error:
+            tokenizer = case_tokenizer(case)
+        except (KeyError, TokenizerBuildError) as error:
             return [CaseError(case.path, "$.tokenizer", str(error))]
     ids = case.token_ids or ()
     too_big = [i for i in ids if i >= tokenizer.model_vocab_size]

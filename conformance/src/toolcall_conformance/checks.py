@@ -24,6 +24,13 @@ A case's "tokens" are its recorded steps when every step holds exactly one token
 otherwise the case's tokenizer decodes its ids one at a time, as vLLM's detokenizer
 does. A text-only case (``tokenizer: null``) has free chunks as steps, and those chunks
 stand in for tokens.
+
+A check that would feed a parser exactly what another check of the same case feeds it
+proves nothing more, so it is *not applicable* (:func:`plan_checks`): recorded steps that
+hold one token each are the ``stream-token`` split, and so are a text-only case's chunks;
+``grammar-constrained`` repeats ``grammar`` when the request's own strict level yields the
+same structural tag and the case expects ``accept``. Such a check is reported as not
+applicable (never as passed) and is not run.
 """
 
 from __future__ import annotations
@@ -36,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 
 from toolcall import Parser, ParserContext, StrictLevel
 from toolcall.contract import Violation, check_stream
-from toolcall.strictness import resolve_plan
+from toolcall.strictness import Plan, resolve_plan
+from toolcall_conformance.cases import case_tokenizer
 from toolcall_conformance.compare import first_difference
 from toolcall_conformance.grammar import GrammarSession, GrammarUnavailable
-from toolcall_conformance.tokenizers import get_tokenizer
 
 if TYPE_CHECKING:
-    from toolcall_conformance.cases import Case
+    from toolcall_conformance.cases import Case, GrammarRefusal
 
 __all__ = [
     "CHECKS",
@@ -50,14 +57,17 @@ __all__ = [
     "RANDOM_SPLITS",
     "STREAM_CHECKS",
     "CheckResult",
+    "PlannedCheck",
     "Resources",
     "Split",
     "applicable_checks",
     "build_parser",
     "case_splits",
     "corpus_of",
+    "plan_checks",
     "run_case",
     "run_check",
+    "token_spans",
 ]
 
 STREAM_CHECKS = ("stream-recorded", "stream-token", "stream-char", "stream-random")
@@ -70,29 +80,70 @@ RANDOM_SPLITS = 20
 MAX_TOKENS_PER_STEP = 8
 
 
+#: What a check came to: it ran and passed, it ran and failed, or it was not run because
+#: it would repeat another check of the same case (``detail`` says which).
+PASSED = "passed"
+FAILED = "failed"
+NOT_APPLICABLE = "not applicable"
+
+
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of one check of one case against one parser."""
+    """The outcome of one check of one case against one parser.
+
+    A check that was not run because it repeats another (``applicable=False``) is neither
+    passed nor failed: ``passed`` is false and ``failed`` is false.
+    """
 
     case: str
     parser: str
     check: str
     passed: bool
     detail: str = ""
+    applicable: bool = True
+
+    @property
+    def outcome(self) -> str:
+        if not self.applicable:
+            return NOT_APPLICABLE
+        return PASSED if self.passed else FAILED
+
+    @property
+    def failed(self) -> bool:
+        return self.applicable and not self.passed
 
     def __str__(self) -> str:
-        verdict = "passed" if self.passed else "FAILED"
+        verdict = {PASSED: "passed", FAILED: "FAILED", NOT_APPLICABLE: "not applicable"}
         tail = f": {self.detail}" if self.detail else ""
-        return f"{self.case} [{self.parser}] {self.check} {verdict}{tail}"
+        return f"{self.case} [{self.parser}] {self.check} {verdict[self.outcome]}{tail}"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "case": self.case,
             "parser": self.parser,
             "check": self.check,
+            "outcome": self.outcome,
             "passed": self.passed,
             "detail": self.detail,
         }
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """A check of one case, and whether it would only repeat another check of the case."""
+
+    check: str
+    #: The check of the same case that feeds the parser the same input, if any.
+    repeats: str | None = None
+    reason: str = ""
+
+    @property
+    def applicable(self) -> bool:
+        return self.repeats is None
+
+    def not_applicable(self, case: Case, parser: str) -> CheckResult:
+        detail = f"repeats {self.repeats}: {self.reason}"
+        return CheckResult(case.id, parser, self.check, False, detail, applicable=False)
 
 
 @dataclass
@@ -140,14 +191,87 @@ def build_parser(parser_class: type[Parser], case: Case) -> Parser:
     return parser_class(context)
 
 
-def applicable_checks(case: Case, *, grammar: bool = True) -> tuple[str, ...]:
-    """The checks that apply to ``case`` (grammar checks only where the case asks)."""
-    checks = ["parse", *STREAM_CHECKS]
+def plan_checks(
+    case: Case, *, grammar: bool = True, parser_class: type[Parser] | None = None
+) -> tuple[PlannedCheck, ...]:
+    """The checks the case asks for, each marked where it would repeat another check of the
+    case (see the module docstring). Grammar checks appear only where the case asks for
+    them and ``grammar`` is true; ``grammar-constrained`` is compared with ``grammar`` only
+    when the parser class is given."""
+    planned = [PlannedCheck("parse"), *_plan_streams(case)]
     if grammar and case.expected.grammar is not None:
-        checks.append("grammar")
+        planned.append(PlannedCheck("grammar"))
     if grammar and case.request.get("constrained") is True:
-        checks.append("grammar-constrained")
-    return tuple(checks)
+        same = (
+            parser_class is not None
+            and case.expected.grammar == "accept"
+            and _same_tag_at_both_levels(parser_class, case)
+        )
+        planned.append(
+            PlannedCheck(
+                "grammar-constrained",
+                "grammar" if same else None,
+                "the request's own strict level gives the structural tag of the parameter "
+                "level, and the case expects it to accept"
+                if same
+                else "",
+            )
+        )
+    return tuple(planned)
+
+
+#: Which stream check keeps a split that several would feed: the first in this order.
+_STREAM_PRIORITY = ("stream-token", "stream-char", "stream-recorded", "stream-random")
+
+
+def _plan_streams(case: Case) -> list[PlannedCheck]:
+    owners: dict[tuple[tuple[str, ...], object], str] = {}
+    repeats: dict[str, str | None] = {}
+    for check in _STREAM_PRIORITY:
+        try:
+            keys = [(split.steps, split.token_ids) for split in case_splits(case, check)]
+        except Exception:  # the check itself will report the problem when it runs
+            repeats[check] = None
+            continue
+        earlier = [owners.get(key) for key in keys]
+        if earlier and all(owner is not None for owner in earlier):
+            repeats[check] = earlier[0]  # every split it feeds, an earlier check feeds
+        else:
+            repeats[check] = None
+            for key in keys:
+                owners.setdefault(key, check)
+    planned = []
+    for check in STREAM_CHECKS:
+        owner = repeats[check]
+        planned.append(PlannedCheck(check, owner, _repeat_reason(case, check, owner)))
+    return planned
+
+
+def _repeat_reason(case: Case, check: str, owner: str | None) -> str:
+    if owner is None:
+        return ""
+    if check == "stream-recorded" and owner == "stream-token":
+        if case.tokenizer is None:
+            return "a text-only case's chunks stand in for its tokens"
+        return "the recorded steps hold one token each"
+    return f"every split it feeds is one that {owner} feeds"
+
+
+def _same_tag_at_both_levels(parser_class: type[Parser], case: Case) -> bool:
+    try:
+        parser = build_parser(parser_class, case)
+        tags = [parser.structural_tag(plan) for plan in _grammar_plans(parser_class, case)]
+    except Exception:  # the grammar checks report it when they run
+        return False
+    return tags[0] is not None and tags[0] == tags[1]
+
+
+def applicable_checks(
+    case: Case, *, grammar: bool = True, parser_class: type[Parser] | None = None
+) -> tuple[str, ...]:
+    """The checks to run for ``case``: those it asks for that repeat no other."""
+    planned = plan_checks(case, grammar=grammar, parser_class=parser_class)
+    return tuple(entry.check for entry in planned if entry.applicable)
 
 
 def run_case(
@@ -156,11 +280,21 @@ def run_case(
     resources: Resources | None = None,
     *,
     checks: Iterable[str] | None = None,
+    not_applicable: bool = False,
 ) -> list[CheckResult]:
-    """Run every applicable check (or only ``checks``) of ``case`` against the parser."""
+    """Run every check of ``case`` that repeats no other (or only ``checks``) against the
+    parser. ``not_applicable=True`` also lists the checks left out as repeats, each as a
+    result that is neither passed nor failed."""
     resources = resources if resources is not None else Resources()
-    wanted = applicable_checks(case, grammar=resources.grammar) if checks is None else checks
-    return [run_check(parser_class, case, check, resources) for check in wanted]
+    if checks is not None:
+        return [run_check(parser_class, case, check, resources) for check in checks]
+    results = []
+    for entry in plan_checks(case, grammar=resources.grammar, parser_class=parser_class):
+        if entry.applicable:
+            results.append(run_check(parser_class, case, entry.check, resources))
+        elif not_applicable:
+            results.append(entry.not_applicable(case, parser_class.name))
+    return results
 
 
 def run_check(
@@ -268,7 +402,7 @@ def _token_units(case: Case) -> list[_Unit]:
         # A text-only case: its free chunks stand in for tokens.
         return [_Unit(step.text, None) for step in steps]
     ids = [token_id for step in steps for token_id in (step.token_ids or ())]
-    texts = get_tokenizer(case.tokenizer).decode_steps(ids)
+    texts = case_tokenizer(case).decode_steps(ids)
     decoded = "".join(texts)
     if decoded != case.text:
         at = next(
@@ -310,6 +444,24 @@ def _random_split(case_id: str, units: Sequence[_Unit], number: int) -> Split:
 # -- grammar ----------------------------------------------------------------------------------
 
 
+def _grammar_plans(parser_class: type[Parser], case: Case) -> tuple[Plan, Plan]:
+    """The plans of the two grammar checks: the request with the strict level raised to
+    ``parameter``, and the request at its own strict level (else the parser's default)."""
+    request = case.request_view()
+    raised = resolve_plan(
+        request,
+        strict_level=StrictLevel.PARAMETER,
+        default_level=parser_class.default_strict_level,
+    )
+    own = case.request.get("strict_level")
+    constrained = resolve_plan(
+        request,
+        strict_level=StrictLevel.from_name(own) if isinstance(own, str) else None,
+        default_level=parser_class.default_strict_level,
+    )
+    return raised, constrained
+
+
 def _check_grammar(
     parser_class: type[Parser], case: Case, check: str, resources: Resources
 ) -> str | None:
@@ -318,21 +470,13 @@ def _check_grammar(
         raise CaseDataError(msg)
     request = case.request_view()
     parser = build_parser(parser_class, case)
+    raised, constrained = _grammar_plans(parser_class, case)
     if check == "grammar":
-        plan = resolve_plan(
-            request,
-            strict_level=StrictLevel.PARAMETER,
-            default_level=parser_class.default_strict_level,
-        )
+        plan = raised
         want = case.expected.grammar
         level_note = "strict level raised to parameter"
     else:
-        own = case.request.get("strict_level")
-        plan = resolve_plan(
-            request,
-            strict_level=StrictLevel.from_name(own) if isinstance(own, str) else None,
-            default_level=parser_class.default_strict_level,
-        )
+        plan = constrained
         want = "accept"
         level_note = f"strict level {plan.level.name.lower()} (the request's own)"
     if not plan.grammar:
@@ -344,7 +488,7 @@ def _check_grammar(
     tag = parser.structural_tag(plan)
     if tag is None:
         return f"the parser builds no structural tag for a plan that needs one ({level_note})"
-    tokenizer = get_tokenizer(case.tokenizer)
+    tokenizer = case_tokenizer(case)
     ids = [token_id for step in case.steps for token_id in (step.token_ids or ())]
     if not ids:
         raise CaseDataError("the case has no token ids to feed the grammar")
@@ -366,7 +510,63 @@ def _check_grammar(
             f"grammar ({level_note}) accepted all {len(ids)} tokens and the stop token "
             f"{stops[0]}, but the case expects it to refuse one"
         )
-    return None
+    refusal = case.expected.grammar_refusal
+    if refusal is None:
+        return None
+    return _misplaced(
+        case,
+        refusal=refusal,
+        refused=outcome.refused,
+        ids=ids,
+        stops=stops,
+        tokenizer=tokenizer,
+        level_note=level_note,
+    )
+
+
+def _misplaced(
+    case: Case,
+    *,
+    refusal: GrammarRefusal,
+    refused: int,
+    ids: Sequence[int],
+    stops: Sequence[int],
+    tokenizer: Any,
+    level_note: str,
+) -> str | None:
+    """Whether the refused token is the one that holds the defect the case places."""
+    text = case.text
+    spans = token_spans([unit.text for unit in _token_units(case)])
+    start, end = spans[refused] if refused < len(spans) else (len(text), len(text))
+    at = refusal.offset
+    if (start <= at < end) or (start == end == at == len(text)):
+        return None
+    where = "the stop token" if refused >= len(ids) else f"characters {start}-{end}"
+    side = "earlier" if end <= at else "later"
+    return (
+        f"grammar ({level_note}) refused {_token_at(tokenizer, ids, stops, refused)} "
+        f"({where}): {side} than the defect the case places at character {at} "
+        f"({refusal.reason}: {text[at : at + 20]!r})"
+    )
+
+
+def token_spans(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """The character span of the output that each token's text covers, in order; a token
+    that releases no text (part of a character) shares the span of the token that
+    completes it, and one at the very end an empty span at the end."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    pending = 0
+    for text in texts:
+        if not text:
+            pending += 1
+            continue
+        span = (position, position + len(text))
+        spans += [span] * (pending + 1)
+        pending = 0
+        position += len(text)
+    spans += [(position, position)] * pending
+    return spans
 
 
 def _token_at(tokenizer: Any, ids: Sequence[int], stops: Sequence[int], position: int) -> str:

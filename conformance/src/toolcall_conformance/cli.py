@@ -8,7 +8,9 @@ starting with ``_`` claims no parser name). It offers no parsers.
 * ``toolcall conformance build ...`` writes a case from a raw output
   (:mod:`toolcall_conformance.builder`);
 * ``toolcall record ...`` records raw outputs from a running OpenAI-compatible server as
-  cases (:mod:`toolcall_conformance.recorder`).
+  cases (:mod:`toolcall_conformance.recorder`);
+* ``toolcall new-plugin NAME`` writes a parser package that passes the kit
+  (:mod:`toolcall_conformance.newplugin`).
 """
 
 from __future__ import annotations
@@ -17,15 +19,15 @@ import argparse
 
 from toolcall import hookimpl
 from toolcall.hookspecs import Subparsers
-from toolcall_conformance import builder, recorder, scorecard
+from toolcall_conformance import builder, newplugin, recorder, scorecard
 
 __all__ = ["toolcall_add_commands"]
 
 
 @hookimpl
 def toolcall_add_commands(subparsers: Subparsers) -> None:
-    """Add ``toolcall conformance`` (the scorecard), ``toolcall conformance build`` and
-    ``toolcall record``."""
+    """Add ``toolcall conformance`` (the scorecard), ``toolcall conformance build``,
+    ``toolcall record`` and ``toolcall new-plugin``."""
     command = subparsers.add_parser(
         "conformance",
         help="run the conformance kit and print a scorecard",
@@ -46,6 +48,22 @@ def toolcall_add_commands(subparsers: Subparsers) -> None:
     )
     _add_build(build)
     _add_record(subparsers)
+    _add_new_plugin(subparsers)
+
+
+def _add_new_plugin(subparsers: Subparsers) -> None:
+    command = subparsers.add_parser(
+        "new-plugin",
+        help="write a new parser package that passes the conformance kit",
+        description=(
+            "Write toolcall-NAME/: a parser package for the parser NAME, built on "
+            "toolcall.CallStream and registered through the toolcall entry point, with a "
+            "ConformanceSuite test and example cases. It builds, installs and passes the kit "
+            "as written; then change the format to yours (docs/writing-a-parser.md)."
+        ),
+    )
+    newplugin.add_arguments(command)
+    command.set_defaults(func=newplugin.run)
 
 
 def _add_build(build: argparse.ArgumentParser) -> None:

@@ -98,8 +98,9 @@ def first_difference(
             return f"{where}.arguments{difference}"
     if not recoveries:
         return None
-    want_recoveries = set(expected.recoveries)
-    got_recoveries = set(parsed.recoveries)
+    # str(): an EventName member (a StrEnum) prints as its name, not as its repr.
+    want_recoveries = {str(name) for name in expected.recoveries}
+    got_recoveries = {str(name) for name in parsed.recoveries}
     if want_recoveries != got_recoveries:
         missing = sorted(want_recoveries - got_recoveries)
         extra = sorted(got_recoveries - want_recoveries)

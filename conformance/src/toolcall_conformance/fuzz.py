@@ -15,7 +15,9 @@ inserted), each fed one-shot and under several splits. Per output
   (:func:`toolcall.scanning.json_object_problem`);
 * **nothing lost**, by an oracle that does not read the parser's framing: every
   word of the output (a run of letters, case-folded; text inside backslash
-  escapes and the parser's own markers aside) occurs at least as often in what
+  escapes and the parser's own markers aside, and a marker cut off by the end of
+  the output, which a family may read as its call's framing, DESIGN §6
+  ``missing-end``) occurs at least as often in what
   the parse returned (content, names, arguments) as in the output, unless the
   parse records that it ignored something (``ignored-member``, ``duplicate-key``,
   ``ignored-text``).
@@ -175,12 +177,13 @@ def lost_words(text: str, parsed: Parsed, markers: Sequence[str]) -> list[str]:
     them (see the module docstring): the nothing-lost oracle.
 
     A word of the output counts as returned as often as it occurs (as a substring,
-    case-folded) in the content, the reasoning, the names and the arguments, both
+    case-folded) in the content, the reasoning, the names and ids and the arguments, both
     as written and as their JSON strings decode, so that a format which escapes or
     re-serialises values is not blamed for it."""
     returned = [parsed.content or "", parsed.reasoning or ""]
     for call in parsed.tool_calls:
-        returned += [call.name, call.arguments, *_strings(call.arguments)]
+        # A model-written id may stand right after the name (Mistral's NAME + id).
+        returned += [call.name + call.id, call.arguments, *_strings(call.arguments)]
     have = "\n".join(returned).casefold()
     want = _words(text, markers)
     return sorted(word for word, count in want.items() if have.count(word) < count)
@@ -207,6 +210,9 @@ def _strings(arguments: str) -> list[str]:
 
 
 def _words(text: str, markers: Sequence[str]) -> Counter[str]:
+    for marker in markers:
+        cut = next((n for n in range(len(marker) - 1, 0, -1) if text.endswith(marker[:n])), 0)
+        text = text[: len(text) - cut]
     for marker in markers:
         text = text.replace(marker, " ")
     text = _ESCAPE.sub(" ", text)

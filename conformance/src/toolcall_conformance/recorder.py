@@ -57,9 +57,11 @@ from toolcall_conformance.builder import special_tokens_of
 from toolcall_conformance.cases import NEEDS_REVIEW, SCHEMA_ID, CaseError, write_case
 from toolcall_conformance.tokenizers import (
     TOKENIZER_NAMES,
-    HFTokenizer,
     RealTokenizer,
+    TokenizerBuildError,
     get_tokenizer,
+    load_tokenizer_path,
+    registered_tokenizers,
 )
 
 __all__ = [
@@ -879,9 +881,10 @@ def add_record_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load_tokenizer(spec: str, name: str | None) -> RealTokenizer:
-    """A kit tokenizer by name, or a local Hugging Face tokenizer (a directory, or the
-    tokenizer inside a .gguf file) called ``name`` (default: the directory or file name)."""
-    if spec in TOKENIZER_NAMES:
+    """A kit tokenizer by name (built-in or registered), or a local tokenizer (a directory,
+    a mistral-common file, or the tokenizer inside a .gguf file) called ``name`` (default:
+    the directory or file name)."""
+    if spec in TOKENIZER_NAMES or spec in registered_tokenizers():
         return get_tokenizer(spec)
     path = Path(spec)
     if not path.exists():
@@ -890,26 +893,11 @@ def _load_tokenizer(spec: str, name: str | None) -> RealTokenizer:
             f"({', '.join(TOKENIZER_NAMES)}) nor an existing path"
         )
         raise CommandError(msg)
-    from transformers import AutoTokenizer  # noqa: PLC0415  (slow import, needed only here)
-
+    label = name or _slugify(path.stem if path.is_file() else path.name).lower()
     try:
-        if path.is_file() and path.suffix == ".gguf":
-            hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-            json_path = path
-        else:
-            hf = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-            json_path = path / "tokenizer.json"
-    except (OSError, ValueError) as error:
-        msg = f"cannot load the tokenizer at {path}: {' '.join(str(error).split())[:200]}"
-        raise CommandError(msg) from error
-    stops = [hf.eos_token] if getattr(hf, "eos_token", None) else []
-    return HFTokenizer(
-        name or _slugify(path.stem if path.is_file() else path.name).lower(),
-        hf,
-        json_path,
-        stop_tokens=stops,
-        model_vocab_size=len(hf),
-    )
+        return load_tokenizer_path(path, name=label)
+    except TokenizerBuildError as error:
+        raise CommandError(f"cannot load the tokenizer at {path}: {error}") from error
 
 
 def options_from_args(args: argparse.Namespace) -> RecordOptions:

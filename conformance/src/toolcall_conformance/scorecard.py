@@ -6,8 +6,19 @@ registry) that has cases. Which cases for a parser: the shipped corpus of its fo
 names it (or its corpus). A case file that does not load, and a ``--cases`` case whose
 parser is not installed, are failures, not silently skipped.
 
-The exit status is 0 only if every check passed; 1 if one failed; 2 for a usage error
-(an unknown parser, nothing to check, vLLM missing for ``--against-vllm``). vLLM's
+The scorecard counts only what it proves:
+
+* an **alias** (the same parser behaviour under another name: a subclass that changes
+  nothing but ``name``, ``summary`` or ``corpus``, on the same cases) is not run again; it
+  is shown as an alias of the parser it repeats and counted once, under that parser;
+* a check that would feed the parser what another check of the case feeds it (recorded
+  steps of one token each are the ``stream-token`` split) is *not applicable*, shown as
+  such and never counted as passed (:func:`toolcall_conformance.checks.plan_checks`);
+* per parser it gives the cases by provenance (recorded, wild, template, constructed) and
+  the number of independent checks that ran.
+
+The exit status is 0 only if every check that ran passed; 1 if one failed; 2 for a usage
+error (an unknown parser, nothing to check, vLLM missing for ``--against-vllm``). vLLM's
 built-ins are a baseline shown beside ours; their failures do not change the status.
 """
 
@@ -34,8 +45,8 @@ from toolcall_conformance.checks import (
     CHECKS,
     CheckResult,
     Resources,
-    applicable_checks,
     corpus_of,
+    plan_checks,
     run_check,
 )
 from toolcall_conformance.vllm_baseline import (
@@ -52,10 +63,14 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "PROVENANCE_KINDS",
     "ScorecardError",
     "Target",
     "add_arguments",
+    "behaviour_class",
+    "builtin_aliases",
     "main",
+    "mark_aliases",
     "render",
     "run",
     "select_targets",
@@ -69,6 +84,11 @@ EXIT_USAGE = 2
 #: The ``check`` of a result that reports a case file that could not be loaded or placed.
 LOAD_CHECK = "load"
 
+PROVENANCE_KINDS = ("recorded", "wild", "template", "constructed")
+
+#: Class attributes that describe a parser without changing what it does.
+_METADATA = frozenset({"name", "summary", "corpus", "_abc_impl"})
+
 
 class ScorecardError(Exception):
     """A usage error: reported on one line, exit status 2."""
@@ -76,14 +96,41 @@ class ScorecardError(Exception):
 
 @dataclass(frozen=True)
 class Target:
-    """A parser and the cases it must pass."""
+    """A parser and the cases it must pass; ``alias_of`` names the parser it repeats."""
 
     parser_class: type[Parser]
     cases: tuple[Case, ...]
+    alias_of: str | None = None
 
     @property
     def name(self) -> str:
         return self.parser_class.name
+
+
+def behaviour_class(parser_class: type[Parser]) -> type[Parser]:
+    """The class that defines what ``parser_class`` does: itself, or the nearest base class
+    when it (and every class in between) only sets ``name``, ``summary`` or ``corpus``."""
+    current = parser_class
+    while current.__base__ is not None and issubclass(current.__base__, Parser):
+        own = {key for key in vars(current) if not (key.startswith("__") and key.endswith("__"))}
+        if own - _METADATA or current.__base__ is Parser:
+            break
+        current = current.__base__
+    return current
+
+
+def mark_aliases(targets: Sequence[Target]) -> list[Target]:
+    """Mark each target whose behaviour class and cases equal an earlier target's as an
+    alias of it (targets in name order, so the first name is the one counted)."""
+    ordered = sorted(targets, key=lambda target: target.name)
+    seen: dict[tuple[type[Parser], frozenset[str]], str] = {}
+    marked = []
+    for target in ordered:
+        key = (behaviour_class(target.parser_class), frozenset(c.id for c in target.cases))
+        original = seen.setdefault(key, target.name)
+        alias = original if original != target.name else None
+        marked.append(Target(target.parser_class, target.cases, alias))
+    return marked
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -133,19 +180,26 @@ def main(args: argparse.Namespace, *, registry: Registry | None = None) -> int:
     if args.json:
         data: dict[str, Any] = {
             "results": [result.to_json() for result in results],
-            "summary": summarize(results),
+            "summary": summarize(results, targets),
         }
         if baseline is not None:
             data["vllm"] = {
                 "version": baseline.version,
                 "results": [result.to_json() for result in vllm_results],
                 "summary": summarize(vllm_results),
+                "aliases": builtin_aliases(baseline, targets),
             }
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
     else:
-        render(results, vllm_results if baseline is not None else None, out=out)
-    return EXIT_OK if all(result.passed for result in results) else EXIT_FAILED
+        render(results, vllm_results if baseline is not None else None, targets=targets, out=out)
+        for name, original in builtin_aliases(baseline, targets).items() if baseline else ():
+            print(
+                f"vLLM's {name} is its {original} class on the same cases: counted once, "
+                f"under {original}",
+                file=out,
+            )
+    return EXIT_FAILED if any(result.failed for result in results) else EXIT_OK
 
 
 def _baseline() -> VllmBaseline:
@@ -219,7 +273,7 @@ def select_targets(
     if not targets and not failures:
         msg = "no installed parser has cases (install a toolcall plugin, or give -p and --cases)"
         raise ScorecardError(msg)
-    return targets, failures
+    return mark_aliases(targets), failures
 
 
 def _unique(cases: Iterable[Case]) -> list[Case]:
@@ -236,20 +290,24 @@ def run(
     baseline: VllmBaseline | None = None,
     progress: bool = True,
 ) -> tuple[list[CheckResult], list[CheckResult]]:
-    """Run every applicable check of every target (and the vLLM baseline, if given)."""
+    """Run every check of every target that is not an alias (and the vLLM baseline, if
+    given); a check that repeats another of its case is reported as not applicable."""
     work = [
-        (target, case, check)
+        (target, case, entry)
         for target in targets
+        if target.alias_of is None
         for case in target.cases
-        for check in applicable_checks(case, grammar=resources.grammar)
+        for entry in plan_checks(case, grammar=resources.grammar, parser_class=target.parser_class)
     ]
     vllm_work = (
         [
-            (target, case, check)
+            (target, case, entry)
             for target in targets
             if baseline.has_builtin(target.name)
+            and target.name not in builtin_aliases(baseline, targets)
             for case in target.cases
-            for check in BASELINE_CHECKS
+            for entry in plan_checks(case, grammar=False)
+            if entry.check in BASELINE_CHECKS
         ]
         if baseline is not None
         else []
@@ -257,16 +315,37 @@ def run(
     results: list[CheckResult] = []
     vllm_results: list[CheckResult] = []
     with _Progress(len(work) + len(vllm_work), enabled=progress) as bar:
-        for target, case, check in work:
-            bar.describe(f"{target.name} {case.id} {check}")
-            results.append(run_check(target.parser_class, case, check, resources))
+        for target, case, entry in work:
+            bar.describe(f"{target.name} {case.id} {entry.check}")
+            if entry.applicable:
+                results.append(run_check(target.parser_class, case, entry.check, resources))
+            else:
+                results.append(entry.not_applicable(case, target.name))
             bar.advance()
-        for target, case, check in vllm_work:
+        for target, case, entry in vllm_work:
             assert baseline is not None
-            bar.describe(f"vLLM {target.name} {case.id} {check}")
-            vllm_results.append(baseline.run_check(target.name, case, check))
+            bar.describe(f"vLLM {target.name} {case.id} {entry.check}")
+            if entry.applicable:
+                vllm_results.append(baseline.run_check(target.name, case, entry.check))
+            else:
+                vllm_results.append(entry.not_applicable(case, baseline_name(target.name)))
             bar.advance()
     return results, vllm_results
+
+
+def builtin_aliases(baseline: VllmBaseline, targets: Sequence[Target]) -> dict[str, str]:
+    """vLLM's own aliases: a name whose built-in class and cases are an earlier name's
+    (vLLM registers ``qwen3_json`` with its hermes class), counted once as ours are."""
+    seen: dict[tuple[type[Any], frozenset[str]], str] = {}
+    aliases = {}
+    for target in sorted(targets, key=lambda t: t.name):
+        if not baseline.has_builtin(target.name):
+            continue
+        key = (baseline.builtin_class(target.name), frozenset(c.id for c in target.cases))
+        original = seen.setdefault(key, target.name)
+        if original != target.name:
+            aliases[target.name] = original
+    return aliases
 
 
 class _Progress:
@@ -304,21 +383,59 @@ class _Progress:
             self._bar.advance(self._task)
 
 
-def summarize(results: Sequence[CheckResult]) -> dict[str, Any]:
-    """Totals, and per parser and check: passed / failed / total."""
-    by_parser: dict[str, dict[str, dict[str, int]]] = {}
+def _check_counts(results: Iterable[CheckResult]) -> dict[str, int]:
+    counts = {"passed": 0, "failed": 0, "not_applicable": 0, "total": 0}
     for result in results:
-        counts = by_parser.setdefault(result.parser, {}).setdefault(
-            result.check, {"passed": 0, "failed": 0, "total": 0}
-        )
+        if not result.applicable:
+            counts["not_applicable"] += 1
+            continue
         counts["passed" if result.passed else "failed"] += 1
         counts["total"] += 1
-    passed = sum(result.passed for result in results)
+    return counts
+
+
+def _provenance(cases: Iterable[Case]) -> dict[str, int]:
+    kinds = Counter(str(case.provenance.get("kind")) for case in cases)
+    counts = {"total": sum(kinds.values())}
+    counts.update({kind: kinds.get(kind, 0) for kind in PROVENANCE_KINDS})
+    return counts
+
+
+def summarize(results: Sequence[CheckResult], targets: Sequence[Target] = ()) -> dict[str, Any]:
+    """Totals and, per parser, the checks (passed / failed / not applicable; ``total`` is
+    the checks that ran), the cases by provenance (when the targets are given) and which
+    parsers are aliases. ``total`` at the top is the number of independent checks."""
+    by_parser: dict[str, dict[str, Any]] = {}
+    grouped: dict[str, list[CheckResult]] = {}
+    for result in results:
+        grouped.setdefault(result.parser, []).append(result)
+    for parser_name, mine in grouped.items():
+        checks: dict[str, list[CheckResult]] = {}
+        for result in mine:
+            checks.setdefault(result.check, []).append(result)
+        counts = _check_counts(mine)
+        by_parser[parser_name] = {
+            "checks": {check: _check_counts(group) for check, group in checks.items()},
+            "independent": counts["total"],
+            "passed": counts["passed"],
+            "failed": counts["failed"],
+            "not_applicable": counts["not_applicable"],
+        }
+    aliases = {}
+    for target in targets:
+        entry = by_parser.setdefault(target.name, {})
+        entry["cases"] = _provenance(target.cases)
+        if target.alias_of is not None:
+            entry["alias_of"] = target.alias_of
+            aliases[target.name] = target.alias_of
+    totals = _check_counts(results)
     return {
-        "passed": passed,
-        "failed": len(results) - passed,
-        "total": len(results),
-        "cases": len({(result.parser, result.case) for result in results}),
+        "passed": totals["passed"],
+        "failed": totals["failed"],
+        "total": totals["total"],
+        "not_applicable": totals["not_applicable"],
+        "cases": len({r.case for r in results if r.check != LOAD_CHECK}),
+        "aliases": aliases,
         "by_parser": by_parser,
     }
 
@@ -327,50 +444,66 @@ def render(
     results: Sequence[CheckResult],
     vllm_results: Sequence[CheckResult] | None = None,
     *,
+    targets: Sequence[Target] = (),
     out: TextIO | None = None,
 ) -> None:
-    """The scorecard table (parser x check), then the failures."""
-    console = Console(file=out or sys.stdout, soft_wrap=True, highlight=False)
+    """The scorecard: the checks per parser, the cases and independent checks per parser,
+    what was not applicable and why, the aliases, then the failures."""
+    stream = out or sys.stdout
+    # Not a terminal (CI logs, a file): wide enough that no column is cut.
+    width = None if stream.isatty() else 120
+    console = Console(file=stream, soft_wrap=True, highlight=False, width=width)
     ours = _counts(results)
     theirs = _counts(vllm_results or ())
-    table = Table(title="toolcall conformance", header_style="bold")
+    table = Table(title="toolcall conformance: checks", header_style="bold")
     table.add_column("parser")
     table.add_column("check")
     table.add_column("passed", justify="right")
     table.add_column("failed", justify="right")
-    table.add_column("total", justify="right")
+    table.add_column("n/a", justify="right")
     if vllm_results is not None:
-        table.add_column("vLLM built-in passed / total", justify="right")
-    for parser_name, check in _rows(ours):
-        counts = ours[parser_name, check]
+        table.add_column("vLLM built-in passed / run", justify="right")
+    asked = _constrained_asked(targets)
+    for parser_name, check in _rows(ours, asked if targets else None):
+        counts = ours.get((parser_name, check))
+        if counts is None:  # grammar-constrained where no case asks for it
+            table.add_row(parser_name, check, "-", "-", "-", *(["-"] if vllm_results else []))
+            continue
         failed = counts["failed"]
         row = [
             parser_name,
             check,
-            f"[green]{counts['passed']}[/]",
+            f"[green]{counts['passed']}[/]" if counts["total"] else "0",
             f"[red]{failed}[/]" if failed else "0",
-            str(counts["total"]),
+            str(counts["not_applicable"]),
         ]
         if vllm_results is not None:
             base = theirs.get((baseline_name(parser_name), check))
             row.append(_ratio(base) if base is not None else "-")
         table.add_row(*row)
     console.print(table)
-    total = len(results)
-    failed_results = [result for result in results if not result.passed]
+    if targets:
+        console.print(_cases_table(results, targets))
+    _print_notes(console, results, targets, asked)
+    summary = summarize(results, targets)
+    failed_results = [result for result in results if result.failed]
+    parsers = [t for t in targets if t.alias_of is None]
+    scope = f" ({summary['cases']} cases, {len(parsers)} parsers)" if targets else ""
     console.print(
-        f"{total - len(failed_results)} of {total} checks passed"
-        + (f", [red]{len(failed_results)} failed[/]" if failed_results else "")
+        f"{summary['passed']} of {summary['total']} independent checks passed{scope}"
+        + (f", [red]{summary['failed']} failed[/]" if summary["failed"] else "")
+        + f"; {summary['not_applicable']} not applicable (repeats, not run)"
     )
     if failed_results:
         console.print("\n[bold]Failures[/]")
         for result in failed_results:
             console.print(f"- {_escape(str(result))}")
     if vllm_results:
-        vllm_failed = [result for result in vllm_results if not result.passed]
+        base = summarize(vllm_results)
+        vllm_failed = [result for result in vllm_results if result.failed]
         console.print(
-            f"\nvLLM built-ins: {len(vllm_results) - len(vllm_failed)} of {len(vllm_results)} "
-            "checks passed (a baseline: not part of the exit status)"
+            f"\nvLLM built-ins: {base['passed']} of {base['total']} checks passed "
+            "(a baseline: not part of the exit status)"
         )
         if vllm_failed:
             console.print("\n[bold]vLLM built-in failures[/]")
@@ -378,22 +511,102 @@ def render(
                 console.print(f"- {_escape(str(result))}")
 
 
-def _counts(results: Iterable[CheckResult]) -> dict[tuple[str, str], Mapping[str, int]]:
-    passed: Counter[tuple[str, str]] = Counter()
-    total: Counter[tuple[str, str]] = Counter()
-    for result in results:
-        key = (result.parser, result.check)
-        total[key] += 1
-        passed[key] += result.passed
+def _cases_table(results: Sequence[CheckResult], targets: Sequence[Target]) -> Table:
+    table = Table(title="toolcall conformance: cases and independent checks", header_style="bold")
+    table.add_column("parser")
+    table.add_column("cases", justify="right")
+    for kind in PROVENANCE_KINDS:
+        table.add_column(kind, justify="right")
+    table.add_column("independent checks", justify="right")
+    table.add_column("passed", justify="right")
+    table.add_column("failed", justify="right")
+    summary = summarize(results, targets)["by_parser"]
+    totals = Counter[str]()
+    for target in sorted(targets, key=lambda t: t.name):
+        entry = summary[target.name]
+        cases = entry["cases"]
+        if target.alias_of is not None:
+            dash = ["-"] * (len(PROVENANCE_KINDS) + 3)
+            table.add_row(target.name, f"alias of {target.alias_of}", *dash)
+            continue
+        row = [target.name, str(cases["total"]), *(str(cases[k]) for k in PROVENANCE_KINDS)]
+        failed = entry.get("failed", 0)
+        row += [
+            str(entry.get("independent", 0)),
+            f"[green]{entry.get('passed', 0)}[/]",
+            f"[red]{failed}[/]" if failed else "0",
+        ]
+        table.add_row(*row)
+        totals.update({key: cases[key] for key in ("total", *PROVENANCE_KINDS)})
+        totals.update({key: entry.get(key, 0) for key in ("independent", "passed", "failed")})
+    table.add_row(
+        "[bold]all[/]",
+        str(totals["total"]),
+        *(str(totals[k]) for k in PROVENANCE_KINDS),
+        str(totals["independent"]),
+        str(totals["passed"]),
+        str(totals["failed"]),
+    )
+    return table
+
+
+def _print_notes(
+    console: Console,
+    results: Sequence[CheckResult],
+    targets: Sequence[Target],
+    asked: set[str],
+) -> None:
+    reasons = Counter(
+        (result.parser, result.check, result.detail) for result in results if not result.applicable
+    )
+    lines = [
+        f"{parser_name} {check}: {count} case{'s' if count != 1 else ''}, {detail}"
+        for (parser_name, check, detail), count in sorted(reasons.items())
+    ]
+    lines += [
+        f"{target.name} grammar-constrained: no case asks for it (request.constrained), "
+        "so it did not run"
+        for target in sorted(targets, key=lambda t: t.name)
+        if target.alias_of is None and target.name not in asked
+    ]
+    if lines:
+        console.print("[bold]Not applicable[/] (not run, not counted as passed)")
+        for line in lines:
+            console.print(f"- {_escape(line)}")
+    for target in sorted(targets, key=lambda t: t.name):
+        if target.alias_of is not None:
+            console.print(
+                f"{target.name} is an alias of {target.alias_of}: "
+                f"{behaviour_class(target.parser_class).__name__} under another name, on the "
+                f"same {len(target.cases)} cases; not run again, counted once under "
+                f"{target.alias_of}"
+            )
+
+
+def _constrained_asked(targets: Sequence[Target]) -> set[str]:
     return {
-        key: {"passed": passed[key], "failed": total[key] - passed[key], "total": total[key]}
-        for key in total
+        target.name
+        for target in targets
+        if any(case.request.get("constrained") is True for case in target.cases)
     }
 
 
-def _rows(counts: Mapping[tuple[str, str], Mapping[str, int]]) -> list[tuple[str, str]]:
+def _counts(results: Iterable[CheckResult]) -> dict[tuple[str, str], Mapping[str, int]]:
+    grouped: dict[tuple[str, str], list[CheckResult]] = {}
+    for result in results:
+        grouped.setdefault((result.parser, result.check), []).append(result)
+    return {key: _check_counts(group) for key, group in grouped.items()}
+
+
+def _rows(
+    counts: Mapping[tuple[str, str], Mapping[str, int]], asked: set[str] | None = None
+) -> list[tuple[str, str]]:
     order = {check: index for index, check in enumerate((LOAD_CHECK, *CHECKS))}
-    return sorted(counts, key=lambda key: (key[0], order.get(key[1], len(order)), key[1]))
+    keys = set(counts)
+    parsers = {parser_name for parser_name, check in counts if check != LOAD_CHECK}
+    if asked is not None:
+        keys |= {(name, "grammar-constrained") for name in parsers - asked}
+    return sorted(keys, key=lambda key: (key[0], order.get(key[1], len(order)), key[1]))
 
 
 def _ratio(counts: Mapping[str, int]) -> str:

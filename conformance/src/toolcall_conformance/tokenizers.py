@@ -10,6 +10,17 @@ written once to ``$TOOLCALL_CACHE/tokenizers/<name>/`` (default ``~/.cache/toolc
 loaded from there with ``transformers.AutoTokenizer``, as vLLM loads a model's tokenizer.
 Mistral tokenizers are mistral-common's own objects, as vLLM uses them for Mistral models.
 
+Beside these built-in names, :func:`get_tokenizer` takes
+
+* a path to a local tokenizer: a Hugging Face directory with a ``tokenizer.json`` (its
+  ``generation_config.json`` or ``tokenizer_config.json`` give the stop ids, its
+  ``config.json`` the model's vocabulary size), a mistral-common file (``tekken.json``,
+  ``tokenizer.model.v3``, ...) or a directory holding one, or a ``.gguf`` file; a case names
+  it by a path relative to the case file (:func:`toolcall_conformance.cases.case_tokenizer`);
+* a name another package registers under the entry-point group ``toolcall.tokenizers``:
+  the entry point names a path (``str`` or ``Path``), a :class:`RealTokenizer`, or a
+  function without arguments that returns one of them.
+
 ``RealTokenizer.decode_steps`` reproduces the text vLLM's detokenizer hands a tool parser
 for each generated token (``skip_special_tokens=False``, as the tool parsers request):
 ``tokenizers.decoders.DecodeStream`` for Hugging Face tokenizers, and vLLM's incremental
@@ -32,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +56,7 @@ from tokenizers.decoders import DecodeStream
 
 __all__ = [
     "BUILD_VERSION",
+    "ENTRY_POINT_GROUP",
     "TOKENIZER_NAMES",
     "HFTokenizer",
     "MistralCommonTokenizer",
@@ -53,6 +66,8 @@ __all__ = [
     "cache_root",
     "ensure_built",
     "get_tokenizer",
+    "load_tokenizer_path",
+    "registered_tokenizers",
 ]
 
 #: Bump when the way a tokenizer is built changes: cached builds with another stamp are rebuilt.
@@ -69,15 +84,24 @@ _QWEN2_PATTERN = (
 )
 
 
+#: The entry-point group through which a package registers tokenizers by name.
+ENTRY_POINT_GROUP = "toolcall.tokenizers"
+
+
 class UnknownTokenizerError(KeyError):
     """No tokenizer of that name."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, registered: Sequence[str] = ()) -> None:
         self.name = name
+        self.registered = tuple(registered)
         super().__init__(name)
 
     def __str__(self) -> str:
-        return f"unknown tokenizer {self.name!r} (choose from {', '.join(TOKENIZER_NAMES)})"
+        names = ", ".join((*TOKENIZER_NAMES, *self.registered))
+        return (
+            f"unknown tokenizer {self.name!r} (choose from {names}, or give the path of a "
+            "tokenizer directory or file)"
+        )
 
 
 class TokenizerBuildError(RuntimeError):
@@ -117,6 +141,22 @@ class _MistralFamily:
     name: str
     is_tekken: bool
     model_vocab_size: int
+    #: For tekken versions mistral-common does not ship: the version written into a copy
+    #: of its ``tekken_240911.json`` with that version's control tokens
+    #: (/work/shared/reference/tokenizers.md §2.x).
+    synthesised_version: str | None = None
+
+
+#: The control tokens of a v11+ tekken file by rank (tokenizers.md §2.x): the ids of
+#: ``[TOOL_CALLS]`` (9), ``[ARGS]`` (32), ``[CALL_ID]`` (33), ``[THINK]`` (34) and ``[/THINK]``
+#: (35) are those of the real files; the ``<SPECIAL_n>`` ranks are placeholders.
+_TEKKEN_V11_CONTROLS: dict[int, str] = {
+    0: "<unk>", 1: "<s>", 2: "</s>", 3: "[INST]", 4: "[/INST]", 5: "[AVAILABLE_TOOLS]",
+    6: "[/AVAILABLE_TOOLS]", 7: "[TOOL_RESULTS]", 8: "[/TOOL_RESULTS]", 9: "[TOOL_CALLS]",
+    10: "[IMG]", 11: "<pad>", 12: "[IMG_BREAK]", 13: "[IMG_END]", 14: "[PREFIX]",
+    15: "[MIDDLE]", 16: "[SUFFIX]", 17: "[SYSTEM_PROMPT]", 18: "[/SYSTEM_PROMPT]",
+    19: "[TOOL_CONTENT]", 32: "[ARGS]", 33: "[CALL_ID]", 34: "[THINK]", 35: "[/THINK]",
+}  # fmt: skip
 
 
 def _package_file(package: str, path: str) -> Callable[[], bytes]:
@@ -129,6 +169,45 @@ def _package_file(package: str, path: str) -> Callable[[], bytes]:
 def _read_glm() -> bytes:
     data = resources.files("toolcall_conformance").joinpath("data/glm-4-9b-chat/tokenizer.model.gz")
     return gzip.decompress(data.read_bytes())
+
+
+def _read_cl100k() -> bytes:
+    """cl100k_base, the base vocabulary of Olmo 3's (dolma2) tokenizer: the first 100,256
+    ranks of Llama 3's ``tokenizer.model``, written back in tiktoken's format. The result is
+    byte for byte OpenAI's ``cl100k_base.tiktoken`` (its sha256 is checked at build time; the
+    file itself ships in no package the kit depends on)."""
+    source = _package_file("llama_models", "llama3/tokenizer.model")()
+    lines = [line for line in source.splitlines() if line.strip() and int(line.split()[1]) < 100256]
+    return b"\n".join(lines) + b"\n"
+
+
+def _olmo3_added() -> tuple[_Added, ...]:
+    # Ids 100256-100277 of allenai/Olmo-3 Instruct: cl100k's specials and dolma2's <|pad|>,
+    # with the chat and function tokens of the post-trained tokenizer (<|im_start|> 100264,
+    # <|im_end|> 100265, <functions> 100266, </functions> 100267, <function_calls> 100268,
+    # </function_calls> 100269), as a public OLMo 3 post-training module pins them. The
+    # function tokens are ordinary added tokens (they decode to their text, which vLLM's
+    # olmo3 parser reads). Ids no output uses carry placeholder names.
+    names = {
+        1: "<|endoftext|>",
+        2: "<|fim_prefix|>",
+        3: "<|fim_middle|>",
+        4: "<|fim_suffix|>",
+        8: "<|im_start|>",
+        9: "<|im_end|>",
+        10: "<functions>",
+        11: "</functions>",
+        12: "<function_calls>",
+        13: "</function_calls>",
+        20: "<|endofprompt|>",
+        21: "<|pad|>",
+    }
+    ordinary = {"<functions>", "</functions>", "<function_calls>", "</function_calls>"}
+    tokens = []
+    for offset in range(22):
+        name = names.get(offset, f"<|extra_id_{offset}|>")
+        tokens.append(_Added(name, name not in ordinary))
+    return tuple(tokens)
 
 
 def _qwen25_added() -> tuple[_Added, ...]:
@@ -304,9 +383,36 @@ _FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
         stop_tokens=("<|endoftext|>", "<|user|>", "<|observation|>"),
         model_vocab_size=151552,
     ),
+    "olmo3": _TiktokenFamily(
+        name="olmo3",
+        read_source=_read_cl100k,
+        source_sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        base_size=100256,
+        pattern=_CL100K_PATTERN,
+        nfc=False,
+        added=_olmo3_added,
+        anchors={
+            "<|endoftext|>": 100257,
+            "<|im_start|>": 100264,
+            "<|im_end|>": 100265,
+            "<function_calls>": 100268,
+            "</function_calls>": 100269,
+            "<|pad|>": 100277,
+        },
+        config={"eos_token": "<|endoftext|>", "pad_token": "<|pad|>"},
+        bos_template=False,
+        stop_tokens=("<|im_end|>", "<|endoftext|>"),
+        model_vocab_size=100278,  # allenai/Olmo-3-7B config.json
+    ),
     "mistral-v3": _MistralFamily(name="mistral-v3", is_tekken=False, model_vocab_size=32768),
     "mistral-tekken": _MistralFamily(
         name="mistral-tekken", is_tekken=True, model_vocab_size=131072
+    ),
+    "mistral-tekken-v11": _MistralFamily(
+        name="mistral-tekken-v11",
+        is_tekken=True,
+        model_vocab_size=131072,
+        synthesised_version="v11",
     ),
 }
 
@@ -376,20 +482,23 @@ class HFTokenizer(RealTokenizer):
         name: str,
         hf_tokenizer: Any,
         tokenizer_json_path: Path,
-        stop_tokens: Sequence[str],
-        model_vocab_size: int,
+        stop_tokens: Sequence[str] = (),
+        model_vocab_size: int = 0,
+        *,
+        stop_token_ids: Sequence[int] = (),
     ) -> None:
         super().__init__()
         self.name = name
         self.hf_tokenizer = hf_tokenizer
         self.tokenizer_json_path = tokenizer_json_path
-        self.model_vocab_size = model_vocab_size
         self._backend = hf_tokenizer.backend_tokenizer
+        self.model_vocab_size = model_vocab_size or self._backend.get_vocab_size()
         self.special_tokens = {
             token.content: token_id
             for token_id, token in sorted(self._backend.get_added_tokens_decoder().items())
         }
         self.stop_token_ids = [self.special_tokens[token] for token in stop_tokens]
+        self.stop_token_ids += [i for i in stop_token_ids if i not in self.stop_token_ids]
 
     def encode(self, text: str) -> list[int]:
         return list(self._backend.encode(text, add_special_tokens=False).ids)
@@ -519,29 +628,182 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
     return Path(configured).expanduser() if configured else Path.home() / ".cache" / "toolcall"
 
 
-def get_tokenizer(name: str, *, cache_dir: Path | None = None) -> RealTokenizer:
-    """The real tokenizer called ``name`` (one of :data:`TOKENIZER_NAMES`).
+def get_tokenizer(
+    name: str, *, cache_dir: Path | None = None, base: Path | None = None
+) -> RealTokenizer:
+    """The real tokenizer ``name``: a built-in (one of :data:`TOKENIZER_NAMES`), a name
+    registered under the entry-point group :data:`ENTRY_POINT_GROUP`, or the path of a
+    local tokenizer (relative paths are taken from ``base``, default the working directory).
 
-    Built on first use (a few seconds) and cached on disk; never downloaded. The object is
-    memoised per process, as loading a cached tokenizer.json still takes about a second.
+    Built-ins are built on first use (a few seconds) and cached on disk; nothing is ever
+    downloaded. Every tokenizer object is memoised per process, as loading a tokenizer.json
+    still takes about a second.
     """
-    family = _FAMILIES.get(name)
-    if family is None:
-        raise UnknownTokenizerError(name)
-    root = (cache_dir or cache_root()).expanduser().resolve()
-    return _load(name, root)
+    if name in _FAMILIES:
+        root = (cache_dir or cache_root()).expanduser().resolve()
+        return _load(name, root)
+    registered = registered_tokenizers()
+    if name in registered:
+        return _load_registered(name)
+    path = Path(name).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    if path.exists():
+        return load_tokenizer_path(path)
+    raise UnknownTokenizerError(name, sorted(registered))
+
+
+def registered_tokenizers() -> dict[str, str]:
+    """Names registered under :data:`ENTRY_POINT_GROUP` -> the distribution that registers
+    each (built-in names cannot be taken)."""
+    found: dict[str, str] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name not in _FAMILIES:
+            found.setdefault(entry.name, entry.dist.name if entry.dist is not None else "?")
+    return found
+
+
+@cache
+def _load_registered(name: str) -> RealTokenizer:
+    entry = next(e for e in entry_points(group=ENTRY_POINT_GROUP) if e.name == name)
+    where = f"tokenizer {name!r} (entry point {entry.value!r} of {ENTRY_POINT_GROUP})"
+    try:
+        target: object = entry.load()
+        if callable(target) and not isinstance(target, RealTokenizer):
+            target = target()
+    except Exception as error:
+        msg = f"{where} failed to load: {type(error).__name__}: {error}"
+        raise TokenizerBuildError(msg) from error
+    if isinstance(target, RealTokenizer):
+        return target
+    if isinstance(target, str | Path) and Path(target).exists():
+        return load_tokenizer_path(Path(target), name=name)
+    msg = f"{where} gave {target!r}: not a RealTokenizer nor the path of a tokenizer"
+    raise TokenizerBuildError(msg)
+
+
+#: File names of mistral-common tokenizers: a model's (``tekken.json``,
+#: ``tokenizer.model.v3``) and mistral-common's own data (``tekken_240911.json``, ...).
+_MISTRAL_FILES = ("tekken*.json", "*.model.v*", "tokenizer.mistral.json")
+
+
+def load_tokenizer_path(path: Path, *, name: str | None = None) -> RealTokenizer:
+    """The tokenizer at ``path``, called ``name`` (default: the absolute path).
+
+    * a directory with ``tokenizer.json`` (or that file itself): a Hugging Face tokenizer,
+      loaded with ``transformers.AutoTokenizer`` as vLLM loads it. Its stop ids are the
+      ``eos_token_id`` of ``generation_config.json`` (one id or a list), else the
+      tokenizer's eos token; the model's vocabulary size is ``vocab_size`` (or
+      ``text_config.vocab_size``) of ``config.json``, else the tokenizer's size;
+    * a mistral-common file (``tekken.json``, ``tokenizer.model.v3``, ...) or a directory
+      holding one (and no ``tokenizer.json``): mistral-common's tokenizer, as vLLM uses it;
+    * a ``.gguf`` file: the tokenizer inside it (through transformers).
+
+    Raises :class:`TokenizerBuildError` when nothing there loads as a tokenizer.
+    """
+    resolved = path.expanduser().resolve()
+    return _load_path(resolved, name or str(resolved))
+
+
+@cache
+def _load_path(path: Path, name: str) -> RealTokenizer:
+    directory = path.parent if path.is_file() and path.name == "tokenizer.json" else path
+    if directory.is_dir() and (directory / "tokenizer.json").is_file():
+        return _load_hf_directory(directory, name)
+    mistral = _mistral_file(path)
+    if mistral is not None:
+        from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
+
+        try:
+            loaded = MistralTokenizer.from_file(str(mistral))
+        except Exception as error:
+            msg = f"cannot load the mistral-common tokenizer {mistral}: {error}"
+            raise TokenizerBuildError(msg) from error
+        inner = loaded.instruct_tokenizer.tokenizer
+        return MistralCommonTokenizer(name, loaded, int(inner.n_words))
+    if path.is_file() and path.suffix == ".gguf":
+        return _load_gguf(path, name)
+    msg = (
+        f"{path}: no tokenizer here (expected a directory with tokenizer.json, a "
+        "mistral-common tokenizer file such as tekken.json, or a .gguf file)"
+    )
+    raise TokenizerBuildError(msg)
+
+
+def _mistral_file(path: Path) -> Path | None:
+    if path.is_file():
+        matches = any(path.match(pattern) for pattern in _MISTRAL_FILES)
+        return path if matches else None
+    if path.is_dir():
+        for pattern in _MISTRAL_FILES:
+            found = sorted(path.glob(pattern))
+            if found:
+                return found[-1]
+    return None
+
+
+def _read_json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _load_hf_directory(directory: Path, name: str) -> RealTokenizer:
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast  # noqa: PLC0415
+
+    try:
+        hf = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+    except (OSError, ValueError):
+        # A bare tokenizer.json, without the config files AutoTokenizer reads first.
+        fast: Any = PreTrainedTokenizerFast  # transformers leaves it untyped
+        hf = fast(tokenizer_file=str(directory / "tokenizer.json"))
+    generation = _read_json_file(directory / "generation_config.json")
+    eos = generation.get("eos_token_id")
+    stop_ids = [eos] if isinstance(eos, int) else [i for i in eos or () if isinstance(i, int)]
+    if not stop_ids and getattr(hf, "eos_token_id", None) is not None:
+        stop_ids = [int(hf.eos_token_id)]
+    config = _read_json_file(directory / "config.json")
+    text_config = config.get("text_config")
+    size = config.get("vocab_size")
+    if size is None and isinstance(text_config, dict):
+        size = text_config.get("vocab_size")
+    return HFTokenizer(
+        name,
+        hf,
+        directory / "tokenizer.json",
+        stop_token_ids=stop_ids,
+        model_vocab_size=int(size) if isinstance(size, int) else len(hf),
+    )
+
+
+def _load_gguf(path: Path, name: str) -> RealTokenizer:
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    try:
+        hf = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    except Exception as error:  # a damaged file fails inside the GGUF reader in many ways
+        msg = f"cannot load the tokenizer in {path}: {' '.join(str(error).split())[:200]}"
+        raise TokenizerBuildError(msg) from error
+    stops = [int(hf.eos_token_id)] if getattr(hf, "eos_token_id", None) is not None else []
+    return HFTokenizer(name, hf, path, stop_token_ids=stops, model_vocab_size=len(hf))
 
 
 def ensure_built(name: str, *, cache_dir: Path | None = None) -> Path | None:
     """Build the cached ``tokenizer.json`` + ``tokenizer_config.json`` of ``name`` unless a
     current build is there; return their directory (None for mistral-common tokenizers,
-    which need no build)."""
+    which need no build, except the synthesised tekken files: the directory of their
+    ``tekken.json``)."""
     family = _FAMILIES.get(name)
     if family is None:
         raise UnknownTokenizerError(name)
+    root = (cache_dir or cache_root()).expanduser()
     if isinstance(family, _MistralFamily):
-        return None
-    return _built(family, (cache_dir or cache_root()).expanduser())
+        if family.synthesised_version is None:
+            return None
+        return _synthesised_tekken(family, root).parent
+    return _built(family, root)
 
 
 def _built(family: _TiktokenFamily, root: Path) -> Path:
@@ -559,7 +821,11 @@ def _load(name: str, root: Path) -> RealTokenizer:
     if isinstance(family, _MistralFamily):
         from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
 
-        mistral = MistralTokenizer.v3(is_tekken=family.is_tekken)
+        if family.synthesised_version is not None:
+            path = _synthesised_tekken(family, root)
+            mistral = MistralTokenizer.from_file(str(path))
+        else:
+            mistral = MistralTokenizer.v3(is_tekken=family.is_tekken)
         return MistralCommonTokenizer(name, mistral, family.model_vocab_size)
     from transformers import AutoTokenizer  # noqa: PLC0415
 
@@ -572,6 +838,44 @@ def _load(name: str, root: Path) -> RealTokenizer:
         stop_tokens=family.stop_tokens,
         model_vocab_size=family.model_vocab_size,
     )
+
+
+def _synthesised_tekken(family: _MistralFamily, root: Path) -> Path:
+    """``tekken.json`` of a tekken version mistral-common does not ship, written once:
+    its own ``tekken_240911.json`` (the BPE vocabulary every released tekken file shares)
+    with ``config.version`` set, the control tokens of that version, and no image section."""
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: PLC0415
+
+    directory = root / "tokenizers" / family.name
+    path = directory / "tekken.json"
+    source = MistralTokenizer._data_path() / "tekken_240911.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
+    stamp = {
+        "builder": BUILD_VERSION,
+        "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+        "version": family.synthesised_version,
+    }
+    stamp_path = directory / "toolcall_build.json"
+    try:
+        current = json.loads(stamp_path.read_text(encoding="utf-8")) == stamp and path.is_file()
+    except (OSError, ValueError):
+        current = False
+    if current:
+        return path
+    count = int(data["config"]["default_num_special_tokens"])
+    data["config"]["version"] = family.synthesised_version
+    data["special_tokens"] = [
+        {"rank": rank, "token_str": _TEKKEN_V11_CONTROLS.get(rank, f"<SPECIAL_{rank}>"),
+         "is_control": True}
+        for rank in range(count)
+    ]  # fmt: skip
+    data.pop("image", None)
+    directory.mkdir(parents=True, exist_ok=True)
+    for target, text in ((path, json.dumps(data)), (stamp_path, json.dumps(stamp))):
+        scratch = target.with_name(f".{target.name}.{os.getpid()}")
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, target)
+    return path
 
 
 def _is_current(directory: Path, stamp: Mapping[str, object]) -> bool:

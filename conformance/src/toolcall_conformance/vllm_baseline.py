@@ -35,9 +35,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolcall import Parsed, ToolCall
-from toolcall_conformance.checks import STREAM_CHECKS, CheckResult, Split, case_splits
+from toolcall_conformance.cases import case_tokenizer
+from toolcall_conformance.checks import (
+    STREAM_CHECKS,
+    CheckResult,
+    Split,
+    case_splits,
+    plan_checks,
+)
 from toolcall_conformance.compare import first_difference
-from toolcall_conformance.tokenizers import get_tokenizer
+from toolcall_conformance.tokenizers import RealTokenizer, get_tokenizer
 
 if TYPE_CHECKING:
     from toolcall_conformance.cases import Case
@@ -65,6 +72,7 @@ DEFAULT_TOKENIZERS = {
     "llama4_json": "llama4",
     "llama4_pythonic": "llama4",
     "pythonic": "llama3.1",
+    "olmo3": "olmo3",
 }
 
 
@@ -113,9 +121,14 @@ class VllmBaseline:
         return cls
 
     def run_case(self, name: str, case: Case) -> list[CheckResult]:
-        """Run ``parse`` and the stream checks of ``case`` through the built-in ``name``."""
+        """Run ``parse`` and the stream checks of ``case`` that repeat no other through the
+        built-in ``name``."""
         label = baseline_name(name)
-        return [self.run_check(name, case, check, label) for check in BASELINE_CHECKS]
+        return [
+            self.run_check(name, case, entry.check, label)
+            for entry in plan_checks(case, grammar=False)
+            if entry.applicable and entry.check in BASELINE_CHECKS
+        ]
 
     def run_check(self, name: str, case: Case, check: str, label: str = "") -> CheckResult:
         label = label or baseline_name(name)
@@ -178,7 +191,9 @@ class VllmBaseline:
         )
 
     def _tokenizer(self, name: str, case: Case) -> Any:
-        tokenizer_name = case.tokenizer or DEFAULT_TOKENIZERS.get(name)
+        if case.tokenizer is not None:
+            return self._as_vllm(case_tokenizer(case), response_template=case.response_template)
+        tokenizer_name = DEFAULT_TOKENIZERS.get(name)
         if tokenizer_name is None:
             msg = f"text-only case and no default tokenizer for vLLM's {name!r}"
             raise ValueError(msg)
@@ -188,15 +203,22 @@ class VllmBaseline:
         self, tokenizer_name: str, *, response_template: Mapping[str, Any] | None = None
     ) -> Any:
         """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with
-        (carrying ``response_template`` as a checkpoint's ``tokenizer_config.json`` would:
-        a copy, the shared tokenizer is left alone)."""
-        tokenizer = get_tokenizer(tokenizer_name)
+        (carrying ``response_template`` as a checkpoint's ``tokenizer_config.json`` would)."""
+        return self._as_vllm(get_tokenizer(tokenizer_name), response_template=response_template)
+
+    def _as_vllm(
+        self, tokenizer: RealTokenizer, *, response_template: Mapping[str, Any] | None = None
+    ) -> Any:
         if tokenizer.tokenizer_json_path is None:
-            # mistral-common: vLLM wraps it in its own MistralTokenizer.
+            # mistral-common: vLLM wraps transformers' MistralCommonBackend (over the same
+            # file) in its own MistralTokenizer, as --tokenizer-mode mistral does.
             mistral = importlib.import_module("vllm.tokenizers.mistral")
-            return mistral.MistralTokenizer(tokenizer.hf_tokenizer)
+            backend = importlib.import_module("transformers.tokenization_mistral_common")
+            path = tokenizer.hf_tokenizer.instruct_tokenizer.tokenizer.file_path
+            return mistral.MistralTokenizer(backend.MistralCommonBackend(tokenizer_path=str(path)))
         if response_template is None:
             return tokenizer.hf_tokenizer
+        # A copy: the shared tokenizer is left alone.
         carrying = copy.copy(tokenizer.hf_tokenizer)
         carrying.response_template = dict(response_template)
         return carrying

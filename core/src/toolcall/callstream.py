@@ -12,6 +12,9 @@ A family subclasses :class:`CallStream` and describes its format in three hooks,
   the arguments of an otherwise sound call are not a strict JSON object;
 * **contiguity** (DESIGN §4.2): content met while a call's arguments are open is
   deferred until they end, so no content ever separates two fragments of a call;
+* **no marker across a call** (DESIGN §4.4): content released before a call and
+  content released after it may join into a marker (``Done</tool`` + a call +
+  ``_call>``); the machine records ``unparsed-markup`` when they do;
 * **content**: the whitespace policy (:class:`~toolcall.scanning.ContentGate`),
   with every character it drops recorded as framing;
 * **framing**: spans of the output read as markup, merged as they grow;
@@ -49,7 +52,15 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
-from toolcall.scanning import ContentGate, Markers, MarkerScanner, Text, json_object_problem
+from toolcall.scanning import (
+    UNDECODED,
+    ContentGate,
+    JsonValueScanner,
+    Markers,
+    MarkerScanner,
+    Text,
+    json_object_problem,
+)
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
 
 if TYPE_CHECKING:
@@ -168,6 +179,17 @@ class CallStream(abc.ABC):
             markers = Markers(markers)
         self.__markers = markers
         self.__scanner = MarkerScanner(markers) if markers is not None else None
+        joinable = markers
+        if joinable is None and any(parser.markers):
+            joinable = Markers(parser.markers)
+        #: The markers content may not join into across a call (none can if all are
+        #: one character long).
+        self.__joinable = joinable if joinable is not None and joinable.longest > 1 else None
+        self.__tail = ""  # the end of the content released so far, shorter than a marker
+        self.__joining = False  # whether a call came after content and the join is open
+        self.__since_call = 0  # content released since that call
+        #: A delta with a character some marker starts with never takes a fast path.
+        self.__marker_first = markers.first if markers is not None else None
         self.__no_calls = self.request.tool_choice == "none"
         self.__none = self.__no_calls and not self.handles_none
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
@@ -228,15 +250,18 @@ class CallStream(abc.ABC):
             if (
                 fast is not None
                 and text
-                and (scanner is None or not scanner.held)
                 and fast.search(text) is None
+                and (self.__marker_first is None or self.__marker_first.search(text) is None)
+                and (scanner is None or scanner.pass_by(end - start))
             ):
-                if scanner is not None:
-                    scanner.skip(len(text))
                 if self.__fast_arguments:
                     # The hot path: argument text with nothing in it to scan for.
                     self.__accounted = end
-                    self.__add_span(start, end)
+                    spans = self.__spans
+                    if spans and spans[-1][1] == start:
+                        spans[-1][1] = end
+                    else:
+                        spans.append([start, end])
                     if self.__escape is not None:
                         text = self.__escape(text)
                     self.__args.append(text)
@@ -247,7 +272,7 @@ class CallStream(abc.ABC):
                 self.content(text, start)
             elif self.__none:
                 self.__pass_through(text, start)
-            elif scanner is None:
+            elif scanner is None or scanner.pass_plain(text):
                 self.on_text(text, start)
             else:
                 held_start, held = scanner.position, scanner.held
@@ -336,6 +361,9 @@ class CallStream(abc.ABC):
         self.__fast = None
         self.__gate.boundary()
         self.__drop_gate_spans()
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
         identifier = call_id if call_id is not None else self.parser.new_call_id()
         self.__out.pieces.append((index, identifier, name, arguments))
         return index
@@ -367,28 +395,39 @@ class CallStream(abc.ABC):
         for text, start in deferred:
             self.content(text, start)
 
-    def close_call(self, *, check: bool = True) -> None:
+    def close_call(self, *, check: bool = True, value: object = UNDECODED) -> None:
         """The open call ends. Unless an event already says its arguments are
         defective (or ``check`` is false), arguments that are not a strict JSON
-        object (DESIGN §4.3) record ``malformed-arguments``."""
+        object (DESIGN §4.3) record ``malformed-arguments``. ``value``: the
+        arguments already decoded strictly, if the family's JSON scanner did
+        (:attr:`~toolcall.scanning.JsonValueScanner.value`); they are not decoded
+        again."""
         index = self.__index
         if index < 0:
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            problem = json_object_problem("".join(self.__args))
+            problem = json_object_problem("".join(self.__args), value)
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1
         self.__args = []
 
-    def event(self, name: str, detail: str = "", call: int | None = _CURRENT) -> None:
-        """Record an event, on the open call unless ``call`` says otherwise."""
+    def event(
+        self,
+        name: str,
+        detail: str = "",
+        call: int | None = _CURRENT,
+        *,
+        span: tuple[int, int] | None = None,
+    ) -> None:
+        """Record an event, on the open call unless ``call`` says otherwise; ``span``
+        is the ``[start, end)`` of the output it is about, if known."""
         if call == _CURRENT:
             call = self.__index if self.__index >= 0 else None
         if call is not None and call == self.__index:
             self.__call_events.add(name)
-        self.__events.append(Event(name, call, detail))
+        self.__events.append(Event(name, call, detail, None if span is None else Span(*span)))
 
     def has_event(self, name: str, call: int | None = _CURRENT) -> bool:
         """Whether an event of that name was recorded on the call (default: the open one)."""
@@ -424,6 +463,8 @@ class CallStream(abc.ABC):
         if kept_end < end:
             self.__gate_spans.append([kept_end, end])
         self.__out.pieces.append((_CONTENT, None, None, released))
+        if self.__joinable is not None:
+            self.__remember(released)
 
     def reasoning(self, text: str, start: int) -> None:
         """Text the format itself marks as reasoning (DESIGN §6), verbatim. Like content,
@@ -436,6 +477,9 @@ class CallStream(abc.ABC):
         self.__gate.boundary()
         self.__drop_gate_spans()
         self.__out.pieces.append((_REASONING, None, None, text))
+        if self.__tail:
+            self.__joining = True
+            self.__since_call = 0
 
     def frame(self, start: int, end: int) -> None:
         """``[start, end)`` of the output is markup (markers, a call's body)."""
@@ -477,6 +521,11 @@ class CallStream(abc.ABC):
     def holding(self) -> bool:
         return bool(self.__pending)
 
+    @property
+    def held_start(self) -> int | None:
+        """The offset of the first held character, or ``None``."""
+        return self.__pending[0][1] if self.__pending else None
+
     def settle(self, end: int | None = None) -> None:
         """The held text was framing (only the part before offset ``end``, if given)."""
         pending = self.__take_pending(end)
@@ -489,28 +538,47 @@ class CallStream(abc.ABC):
         pending = self.__take_pending(end)
         if not pending:
             return
-        start = pending[0][1]
+        start = reach = pending[0][1]
         run: list[str] = []
         for text, at in pending:
-            if at != start + sum(map(len, run)):
+            if at != reach:
                 self.content("".join(run), start)
                 run, start = [], at
             run.append(text)
+            reach = at + len(text)
         self.content("".join(run), start)
+
+    def json_arguments(
+        self, scanner: JsonValueScanner, text: str, start: int, stop: _Search
+    ) -> str:
+        """Argument text of the open call read by a JSON value ``scanner``: what belongs to
+        the value is framing and argument text, as it arrives. While the scan stands inside
+        a plain string, deltas in which ``stop`` finds nothing skip the hooks
+        (:meth:`fast_arguments`). Returns what follows the value once it is complete
+        (``scanner.done``), else ``""``."""
+        part, rest = scanner.feed(text)
+        self.frame(start, start + len(text) - len(rest))
+        self.arguments(part)
+        if scanner.plain_string:
+            self.fast_arguments(stop)
+        else:
+            self.slow()
+        return rest
 
     # -- what a family calls: fast paths ----------------------------------------------------
 
     def fast_content(self, stop: _Search) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is content as it stands: the hooks do not see it."""
+        marker prefix held, nor a character a marker starts with) is content as it
+        stands: the hooks do not see it."""
         self.__fast = stop
         self.__fast_arguments = False
 
     def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
-        marker prefix held) is argument text of the open call, and framing: the delta
-        as it stands, or as ``escape`` writes it (a format whose string values are
-        not JSON text streams them through
+        marker prefix held, nor a character a marker starts with) is argument text of
+        the open call, and framing: the delta as it stands, or as ``escape`` writes it
+        (a format whose string values are not JSON text streams them through
         :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
@@ -589,6 +657,27 @@ class CallStream(abc.ABC):
             self.content(text[skip:], start + skip)
         except Exception:
             self.__out.pieces.append((_CONTENT, None, None, text))
+
+    def __remember(self, released: str) -> None:
+        """Keep the end of the content released so far. After a call (or reasoning),
+        content released on either side of it must not join into a marker: if it
+        does, ``unparsed-markup`` says why content holds one (DESIGN §4.4)."""
+        joinable = self.__joinable
+        assert joinable is not None
+        keep = joinable.longest - 1
+        tail = self.__tail
+        if self.__joining:
+            marker = joinable.across(tail + released[:keep], len(tail))
+            self.__since_call += len(released)
+            if marker is not None:
+                detail = f"content on both sides of a call joins into {marker!r}"
+                self.event(EventName.UNPARSED_MARKUP, detail, None)
+            if marker is not None or self.__since_call >= keep:
+                self.__joining = False
+        if len(released) >= keep:
+            self.__tail = released[-keep:]
+        else:
+            self.__tail = (tail + released)[-keep:]
 
     def __add_span(self, start: int, end: int) -> None:
         """Record framing; spans are merged with the last one when they touch, and

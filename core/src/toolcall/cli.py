@@ -5,8 +5,10 @@ turns a raw model output into the OpenAI assistant message (``--stream`` shows
 the deltas instead). Other distributions add subcommands through the
 ``toolcall_add_commands`` hook.
 
-Errors a user can fix (an unreadable file, an unknown or broken parser, a
-malformed tools file) print one line on stderr and exit with status 2.
+Errors a user can fix (an unreadable or non-UTF-8 input, an unknown or broken
+parser, a malformed tools file) print one line on stderr and exit with status 2.
+A reader that goes away (``toolcall parse ... | head``) ends the command quietly
+with status 141, as a program killed by ``SIGPIPE`` reports it in a shell.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +33,8 @@ __all__ = ["CommandError", "build_parser", "delta_to_openai", "main"]
 EXIT_USAGE = 2
 #: Exit status when a parser itself fails.
 EXIT_FAILURE = 1
+#: Exit status when stdout is closed under us (128 + SIGPIPE, as a shell reports it).
+EXIT_BROKEN_PIPE = 141
 
 
 class CommandError(Exception):
@@ -53,6 +58,9 @@ def main(argv: Sequence[str] | None = None, *, registry: Registry | None = None)
     args.command_problems = command_problems
     try:
         status: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _reader_gone()
     except CommandError as error:
         print(f"toolcall: {error}", file=sys.stderr)
         return error.status
@@ -60,6 +68,19 @@ def main(argv: Sequence[str] | None = None, *, registry: Registry | None = None)
         print(f"toolcall: {error}", file=sys.stderr)
         return EXIT_USAGE
     return status
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: stop without a word. Whatever is still buffered
+    for stdout would fail again when the interpreter flushes it at exit, so stdout is
+    pointed at ``/dev/null`` first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (a test's capture)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def build_parser(registry: Registry) -> tuple[argparse.ArgumentParser, list[str]]:
@@ -217,15 +238,17 @@ def _print_plain_table(rows: Sequence[tuple[str, ...]], out: TextIO) -> None:
 
 
 def _read_text(file: str) -> str:
-    if file == "-":
-        return sys.stdin.read()
+    """``file`` (``-``: stdin) as strict UTF-8: stdin's own text layer would turn
+    invalid bytes into replacement characters or lone surrogates without a word."""
+    name = "stdin" if file == "-" else file
     try:
-        return Path(file).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
+        return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        msg = f"cannot read {file}: not UTF-8 text ({error.reason} at byte {error.start})"
+        msg = f"cannot read {name}: not UTF-8 text ({error.reason} at byte {error.start})"
         raise CommandError(msg) from error
     except OSError as error:
-        msg = f"cannot read {file}: {error.strerror or error}"
+        msg = f"cannot read {name}: {error.strerror or error}"
         raise CommandError(msg) from error
 
 
@@ -238,6 +261,9 @@ def _read_request(file: str | None) -> Request:
         data = json.loads(text)
     except json.JSONDecodeError as error:
         msg = f"malformed tools file {file}: {error}"
+        raise CommandError(msg) from error
+    except RecursionError as error:
+        msg = f"malformed tools file {file}: nested too deeply to read"
         raise CommandError(msg) from error
     if isinstance(data, list):
         data = {"tools": data}
@@ -300,6 +326,8 @@ def _parse(registry: Registry, args: argparse.Namespace) -> int:
         for start in range(0, len(text), args.chunk):
             _print_deltas(stream.feed(text[start : start + args.chunk]))
         _print_deltas(stream.finish())
+    except BrokenPipeError:
+        raise  # the reader went away: not the parser's failure
     except Exception as error:
         msg = f"parser {args.parser!r} failed: {type(error).__name__}: {error}"
         raise CommandError(msg, EXIT_FAILURE) from error

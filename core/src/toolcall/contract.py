@@ -35,10 +35,13 @@ calls does not matter):
    whitespace, except for a held-back tail of fewer non-whitespace characters than
    the longest marker, or a tail that starts with a marker or with one of the
    parser's ``unmarked_starts`` (a candidate call that may still turn out to be
-   unreadable markup or prose, which may be held until ``finish``), or content
-   after the last call announced so far while no content after that call was
-   released yet (it may wait until the call's arguments end: clause 2 wins over
-   6); a call is announced by the end of the step in which its framing ends;
+   unreadable markup or prose, which may be held until ``finish``), or one that
+   starts inside the span of an ``unparsed-markup`` event (markup the stream read
+   and returned as content: an unfinished element of a call in formats without
+   markers), or content after the last call announced so far while no content
+   after that call was released yet (it may wait until the call's arguments end:
+   clause 2 wins over 6); a call is announced by the end of the step in which its
+   framing ends;
 7. see :func:`check_cost`.
 
 Clause 6 needs to know which framing holds which call. Calls are not positioned
@@ -387,6 +390,7 @@ class _Final:
         self.marker_starts()
         self.lost()
         if self.c.promptness:
+            self.unparsed = self.unparsed_spans()
             self.placed = self.placements()
             self.prompt_content()
             self.prompt_calls()
@@ -597,6 +601,8 @@ class _Final:
                 continue  # a possible marker prefix
             if any(self.text.startswith(marker, held) for marker in (*c.markers, *c.openers)):
                 continue  # a candidate call, possibly unreadable markup
+            if self.in_unparsed(held):
+                continue  # markup the stream read, then returned as content
             if self.inside_open_call(step, shown, held, announced):
                 continue
             c.report(
@@ -608,6 +614,23 @@ class _Final:
                 f"(at most {c._hold})",
                 step,
             )
+
+    def unparsed_spans(self) -> tuple[list[int], list[int]]:
+        """The spans of ``unparsed-markup`` events (sorted starts, running maximum of
+        the ends): text a stream read as markup and then returned as content."""
+        spans = sorted(
+            (event.span.start, event.span.end)
+            for event in self.parsed.events
+            if event.name == UNPARSED and event.span is not None
+        )
+        starts = [start for start, _ in spans]
+        ends = list(accumulate((end for _, end in spans), max))
+        return starts, ends
+
+    def in_unparsed(self, offset: int) -> bool:
+        starts, ends = self.unparsed
+        at = bisect_right(starts, offset) - 1
+        return at >= 0 and offset < ends[at]
 
     def inside_open_call(self, step: int, shown: int, held: int, announced: list[int]) -> bool:
         """Whether the held content may wait for a call's arguments to end (clause 2
@@ -796,10 +819,17 @@ def _count_lines(work: Callable[[], object]) -> int:
 
 
 def _count_bytes(work: Callable[[], object]) -> int:
-    before, _ = tracemalloc.get_traced_memory()
-    tracemalloc.reset_peak()
-    work()
-    _, peak = tracemalloc.get_traced_memory()
+    # A tracer installed around the checker (a coverage tool, a debugger) allocates on
+    # every line it sees: that would be counted as the parser's, so it is off meanwhile.
+    previous = sys.gettrace()
+    sys.settrace(None)
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        work()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        sys.settrace(previous)
     return max(peak - before, 0)
 
 

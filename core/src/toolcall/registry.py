@@ -15,7 +15,9 @@ Rules:
   but :class:`~toolcall.Parser` subclasses with a ``str`` name is skipped; the
   failure is logged once (logger ``toolcall``), naming the distribution and the
   error, and the other plugins load. Asking for a name that plugin claims raises
-  :class:`PluginError` carrying the original error.
+  :class:`PluginError` carrying the original error. "Fails" and "raises" include
+  every ``BaseException`` but ``KeyboardInterrupt``: a plugin that calls
+  ``sys.exit()`` breaks itself, not the program that loads it.
 * A name claimed by two distributions is rejected; asking for it raises
   :class:`PluginError` naming both.
 * ``TOOLCALL_BLOCK=a,b`` blocks parser names (entry names and the names parsers
@@ -297,7 +299,9 @@ class Registry:
             caller = _single_caller(state.manager, "toolcall_add_commands", plugin)
             try:
                 caller(subparsers=subparsers)
-            except Exception as error:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:
                 line = (
                     f"toolcall plugin {source.label} ({source.value}): "
                     f"hook toolcall_add_commands raised {_describe(error)}"
@@ -428,13 +432,17 @@ def _load_plugin(
     """
     try:
         plugin = source.entry_point.load()
-    except Exception as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:
         raise _PluginFailure(f"import failed: {_describe(error)}", error) from error
     if manager.is_registered(plugin):
         return None
     try:
         manager.register(plugin, name=f"{source.distribution}:{source.value}")
-    except Exception as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:
         raise _PluginFailure(f"not a valid plugin: {_describe(error)}", error) from error
     try:
         unknown = sorted(
@@ -445,13 +453,20 @@ def _load_plugin(
             raise _PluginFailure(msg, TypeError(msg))
         try:
             results = _single_caller(manager, "toolcall_parsers", plugin)()
-        except Exception as error:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:
             what = f"hook toolcall_parsers raised {_describe(error)}"
             raise _PluginFailure(what, error) from error
         try:
             classes = _parser_classes(results)
         except TypeError as error:
             raise _PluginFailure(f"hook toolcall_parsers {error}", error) from error
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # the returned classes' own code raised
+            what = f"hook toolcall_parsers returned a class that raised {_describe(error)}"
+            raise _PluginFailure(what, error) from error
     except _PluginFailure:
         manager.unregister(plugin)
         raise

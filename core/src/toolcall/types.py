@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "CUSTOM_TOOL_PARAMETERS",
+    "NAMESPACE_SEPARATOR",
     "RECOVERIES",
     "WHITESPACE",
     "Delta",
@@ -29,6 +31,7 @@ __all__ = [
     "ToolCallDelta",
     "ToolChoice",
     "Vocabulary",
+    "function_tools",
     "is_blank",
 ]
 
@@ -99,6 +102,59 @@ class Tool:
         return {"type": "function", "function": function}
 
 
+#: How vLLM 0.33 names a function of a Responses API ``namespace`` tool to the model:
+#: ``NAMESPACE__NAME`` (``flat_namespace_tool_name``, vllm/tool_parsers/utils.py:199,208-209).
+NAMESPACE_SEPARATOR = "__"
+
+#: The parameters of the one-string function vLLM 0.33 shows the model for a Responses API
+#: ``custom`` tool (``custom_tool_parameters``, vllm/tool_parsers/utils.py:42-57,60-66).
+CUSTOM_TOOL_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "input": {"type": "string", "description": "The freeform text payload for this tool."}
+    },
+    "required": ["input"],
+    "additionalProperties": False,
+}
+
+
+def function_tools(raw_tools: Sequence[object]) -> Iterator[Tool]:
+    """The function tools of a request's ``tools``, as vLLM 0.33 shows them to the model.
+
+    Mirrors ``get_function_tools`` (vllm/tool_parsers/utils.py:212-244), the one list vLLM
+    renders into the chat template and constrains with a tool-call grammar: function tools
+    as they are (Chat Completions or Responses shape); each function of a Responses
+    ``namespace`` tool as ``NAMESPACE__NAME`` (its custom members are dropped, as vLLM
+    drops them); a ``custom`` tool as a function taking one string, ``input``. Every other
+    tool type (web search, MCP servers, ...) is never shown to the model and is skipped.
+    """
+    for tool in raw_tools:
+        if not isinstance(tool, Mapping):
+            continue
+        kind = tool.get("type", "function")
+        if kind == "function":
+            yield Tool.from_openai(tool)
+        elif kind == "namespace":
+            namespace, members = tool.get("name"), tool.get("tools")
+            if not isinstance(namespace, str) or not isinstance(members, Sequence):
+                msg = "a namespace tool needs a name and a list of tools"
+                raise ValueError(msg)
+            for member in members:
+                if isinstance(member, Mapping) and member.get("type") == "function":
+                    function = Tool.from_openai(member)
+                    yield replace(function, name=namespace + NAMESPACE_SEPARATOR + function.name)
+        elif kind == "custom":
+            name, description = tool.get("name"), tool.get("description")
+            if not isinstance(name, str):
+                msg = "a custom tool needs a name"
+                raise ValueError(msg)
+            yield Tool(
+                name=name,
+                parameters=CUSTOM_TOOL_PARAMETERS,
+                description=description if isinstance(description, str) else None,
+            )
+
+
 @dataclass(frozen=True)
 class NamedChoice:
     """``tool_choice: {"type": "function", "function": {"name": NAME}}``."""
@@ -121,22 +177,37 @@ class Request:
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool = True
 
+    def __post_init__(self) -> None:
+        # ``tools=None`` means no tools, and any iterable of Tool is kept as a tuple;
+        # anything else is a TypeError here rather than a crash in the first parser.
+        given: object = self.tools
+        if given is None:
+            given = ()
+        if not isinstance(given, Iterable) or isinstance(given, str | bytes | Mapping):
+            msg = f"Request.tools must be Tool values, not {type(given).__name__}"
+            raise TypeError(msg)
+        tools = tuple(given)
+        for tool in tools:
+            if not isinstance(tool, Tool):
+                msg = f"Request.tools must be Tool values, not {type(tool).__name__}"
+                raise TypeError(msg)
+        if tools is not self.tools:
+            object.__setattr__(self, "tools", tools)
+
     @classmethod
     def from_openai(cls, data: Mapping[str, Any]) -> Request:
         """Read ``tools``, ``tool_choice`` and ``parallel_tool_calls`` of a request body.
 
-        A missing ``tool_choice`` is ``auto`` when tools are given and ``none``
-        otherwise, as vLLM's request validator decides.
+        ``tools`` are read as vLLM shows them to the model (:func:`function_tools`:
+        namespaced functions as ``NAMESPACE__NAME``, custom tools as one-string
+        functions). A missing ``tool_choice`` is ``auto`` when tools are given and
+        ``none`` otherwise, as vLLM's request validator decides.
         """
         raw_tools = data.get("tools") or ()
         if not isinstance(raw_tools, Sequence) or isinstance(raw_tools, str | bytes):
             msg = "tools must be a list"
             raise ValueError(msg)
-        tools = tuple(
-            Tool.from_openai(tool)
-            for tool in raw_tools
-            if isinstance(tool, Mapping) and tool.get("type", "function") == "function"
-        )
+        tools = tuple(function_tools(raw_tools))
         if "tool_choice" in data:
             choice = parse_tool_choice(data["tool_choice"])
         else:
@@ -308,6 +379,24 @@ class EventName(enum.StrEnum):
     """A GLM value written after ``</arg_key>`` without its ``<arg_value>``."""
     JSON_LITERAL = "json-literal"
     """``true``, ``false``, ``null`` in a Python call (pythonic)."""
+    FUNCTION_ENVELOPE = "function-envelope"
+    """A JSON call object inside OpenAI's ``{"type": "function", "function": {...}}``
+    envelope (llama3_json, llama4_json)."""
+    CALL_LIST = "call-list"
+    """JSON call objects written as a JSON list, ``[{...}, {...}]`` (llama3_json,
+    llama4_json)."""
+    CONTROL_CHARACTER = "control-character"
+    """A raw line break or NUL inside a one-line Python string (pythonic)."""
+    RESERVED_WORD = "reserved-word"
+    """A Python keyword as a keyword argument name: ``from=``, ``class=`` (pythonic)."""
+    LEADING_ZERO = "leading-zero"
+    """A decimal integer with leading zeros, ``07`` (pythonic)."""
+    NESTED_QUOTE = "nested-quote"
+    """An unescaped quote inside a Python string of the same quote (pythonic)."""
+    DASHED_NAME = "dashed-name"
+    """A Python call name with ``-`` in it, ``get-weather(...)`` (pythonic)."""
+    BARE_CALL = "bare-call"
+    """A Python call written without its list, naming a declared tool (pythonic)."""
 
     # Defects and decisions.
     MALFORMED_ARGUMENTS = "malformed-arguments"
@@ -348,6 +437,14 @@ RECOVERIES: frozenset[str] = frozenset(
         EventName.BARE_JSON.value,
         EventName.MISSING_VALUE_OPEN.value,
         EventName.JSON_LITERAL.value,
+        EventName.FUNCTION_ENVELOPE.value,
+        EventName.CALL_LIST.value,
+        EventName.CONTROL_CHARACTER.value,
+        EventName.RESERVED_WORD.value,
+        EventName.LEADING_ZERO.value,
+        EventName.NESTED_QUOTE.value,
+        EventName.DASHED_NAME.value,
+        EventName.BARE_CALL.value,
     }
 )
 
@@ -357,12 +454,16 @@ class Event:
     """Something a parse did that a test or a log may want to see.
 
     ``name`` is one of :class:`EventName` (a third-party parser may record names of
-    its own; only those in :data:`RECOVERIES` count as recoveries).
+    its own; only those in :data:`RECOVERIES` count as recoveries). ``span`` is the
+    range of the output the event is about, where the parser says: for
+    ``unparsed-markup``, the text it read as possible markup and returned as
+    content (the contract checker lets a stream hold that text until it decides).
     """
 
     name: str
     call_index: int | None = None
     detail: str = ""
+    span: Span | None = None
 
     @property
     def is_recovery(self) -> bool:

@@ -11,16 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
+# xgrammar 0.2.8 is installed wherever these tests run (the plugin sessions): without it
+# they fail, they do not skip.
+import xgrammar
 from hermes_testing import make_parser
 
 from toolcall import NamedChoice, Request, StrictLevel, Tool, ToolChoice
 from toolcall.strictness import Obligation, resolve_plan
+from toolcall_conformance.grammar import GrammarSession
+from toolcall_conformance.tokenizers import get_tokenizer
 from toolcall_hermes.grammar import structural_tag
-
-xgrammar = pytest.importorskip("xgrammar", reason="the grammar tests need xgrammar 0.2.8")
-
-from toolcall_conformance.grammar import GrammarSession  # noqa: E402
-from toolcall_conformance.tokenizers import get_tokenizer  # noqa: E402
 
 WEATHER = Tool(
     "get_weather",

@@ -21,7 +21,7 @@ from hermes_testing import (
     values_of,
 )
 
-from toolcall import Parsed, Parser
+from toolcall import Parsed, Parser, assemble
 from toolcall.contract import check_stream
 from toolcall_hermes import HermesParser, Qwen3JsonParser
 
@@ -102,13 +102,84 @@ def test_a_call_object_without_arguments_has_empty_arguments() -> None:
     assert parsed.events == ()
 
 
-def test_other_keys_of_the_call_object_are_ignored() -> None:
+def test_other_keys_of_the_call_object_are_ignored_and_recorded() -> None:
     text = (
         '<tool_call>{"id": 7, "name": "get_time", "meta": {"a": [1]}, "arguments": {}}</tool_call>'
     )
     parsed = parse_everywhere(make_parser(), text)
     assert calls_of(parsed) == [("get_time", "{}")]
-    assert parsed.events == ()
+    assert parsed.content is None
+    assert events_of(parsed) == [("ignored-member", 0), ("ignored-member", 0)]
+    assert ['"id"' in parsed.events[0].detail, '"meta"' in parsed.events[1].detail] == [True, True]
+
+
+def test_a_misspelt_arguments_key_is_ignored_and_recorded() -> None:
+    # Issue 16 (5): the member was dropped with no event.
+    text = '<tool_call>{"name": "get_weather", "argument": {"city": "Oslo"}}</tool_call>'
+    parsed = parse_everywhere(make_parser(), text)
+    assert calls_of(parsed) == [("get_weather", "{}")]
+    assert events_of(parsed) == [("ignored-member", 0)]
+    assert '"argument"' in parsed.events[0].detail
+
+
+def test_a_repeated_key_keeps_the_first_value_and_is_recorded() -> None:
+    # Issue 16 (5): a second "arguments" was dropped with no event.
+    text = (
+        '<tool_call>{"name": "get_time", "arguments": {"tz": "UTC"}, '
+        '"arguments": {"tz": "CET"}, "name": "get_weather"}</tool_call>'
+    )
+    parsed = parse_everywhere(make_parser(), text)
+    assert calls_of(parsed) == [("get_time", '{"tz": "UTC"}')]
+    assert events_of(parsed) == [("duplicate-key", 0), ("duplicate-key", 0)]
+    assert ['"arguments"' in parsed.events[0].detail, '"name"' in parsed.events[1].detail] == [
+        True,
+        True,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "arguments", "events"),
+    [
+        ('{"name": "get_time", " arguments": {"tz": "UTC"}}', {"tz": "UTC"}, ["parameters-key"]),
+        (
+            '{"name": "get_time", "arguments": {"tz": "UTC"}, "arguments": {"tz": "CET"}}',
+            {"tz": "UTC"},
+            ["duplicate-key"],
+        ),
+        (
+            '{"name": "get_time", "parameters": {"tz": "UTC"}, "arguments": {"tz": "CET"}}',
+            {"tz": "UTC"},
+            ["parameters-key", "duplicate-key"],
+        ),
+        ('{"id": 1, "name": "get_time", "argument": {"tz": "UTC"}}', {}, ["ignored-member"] * 2),
+        (
+            '{"arguments": {"tz": "UTC"}, "name": "get_time", "name": "get_weather"}',
+            {"tz": "UTC"},
+            ["duplicate-key"],
+        ),
+    ],
+)
+def test_a_python_literal_reads_keys_as_the_json_object_does(
+    body: str, arguments: dict[str, str], events: list[str]
+) -> None:
+    # Issue 16 (5): the python-literal path dropped a " arguments" key the JSON path
+    # reads, and kept the last of a repeated key where the JSON path keeps the first.
+    parser = make_parser()
+    as_json = parse_everywhere(parser, f"<tool_call>{body}</tool_call>")
+    python = f"<tool_call>{body.replace(chr(34), chr(39))}</tool_call>"
+    as_python = parse_everywhere(parser, python, promptness=False)
+    assert values_of(as_json) == values_of(as_python) == [("get_time", arguments)]
+    assert [name for name, _ in events_of(as_json)] == events
+    assert [name for name, _ in events_of(as_python)] == ["python-literal", *events]
+
+
+def test_content_around_a_call_that_joins_into_a_marker_is_reported() -> None:
+    # Issue 16 (6): content held a marker with no event (DESIGN §4.4).
+    text = 'Done</tool<tool_call>{"name": "get_time", "arguments": {}}</tool_call>_call>'
+    parsed = parse_everywhere(make_parser(), text)
+    assert parsed.content == "Done</tool_call>"
+    assert calls_of(parsed) == [("get_time", "{}")]
+    assert events_of(parsed) == [("unparsed-markup", None)]
 
 
 def test_names_are_kept_as_written_even_when_undeclared() -> None:
@@ -143,12 +214,14 @@ def test_qwen3_json_parses_the_same_format() -> None:
     assert Qwen3JsonParser.markers == HermesParser.markers
 
 
-def test_tool_choice_none_still_parses() -> None:
-    # The vLLM bridge passes everything through as content for "none"; the parser
-    # itself reads the format as usual.
-    parser = make_parser(tool_choice="none")
-    parsed = parser.parse('<tool_call>{"name": "get_time", "arguments": {}}</tool_call>')
-    assert calls_of(parsed) == [("get_time", "{}")]
+def test_tool_choice_none_makes_the_whole_output_content() -> None:
+    # DESIGN §6: the model was told not to call; what it wrote anyway is shown, markup
+    # included, not swallowed and not read as a call.
+    text = 'Sure.\n<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    parsed = parse_everywhere(make_parser(tool_choice="none"), text)
+    assert parsed.tool_calls == ()
+    assert parsed.content == text
+    assert events_of(parsed) == [("unparsed-markup", None)]
 
 
 # -- defects ------------------------------------------------------------------------------------
@@ -228,13 +301,64 @@ def test_text_after_the_call_object_inside_the_tag_is_content() -> None:
     assert parsed.content == "}"
 
 
-def test_a_call_object_that_breaks_off_after_the_name() -> None:
-    # Committed by its name; the rest of the tag cannot be read: it is content.
-    text = 'A <tool_call>{"name": "get_time" "tz"}</tool_call> B'
+@pytest.mark.parametrize(
+    ("text", "calls", "content", "events"),
+    [
+        # Committed by its name; the object breaks right after it.
+        (
+            'A <tool_call>{"name": "get_time" "tz"}</tool_call> B',
+            [("get_time", "")],
+            'A "tz"} B',
+            [("malformed-arguments", 0)],
+        ),
+        # Issue 16 (4): the key of the member that breaks the object was lost.
+        (
+            '<tool_call>{"name": "f", "Hello world" x}</tool_call>',
+            [("f", "")],
+            ', "Hello world" x}',
+            [("malformed-arguments", 0)],
+        ),
+        # Members read before the break are framing (and recorded when ignored).
+        (
+            'Hi <tool_call>{"name": "f", "arguments": {"a": 1}, "id": 2, "why" nope}</tool_call>',
+            [("f", '{"a": 1}')],
+            'Hi, "why" nope}',
+            [("ignored-member", 0)],
+        ),
+        # The tag ends inside a member: the member is given back.
+        (
+            '<tool_call>{"name": "f", "arguments": {}, "x": [1, 2</tool_call>',
+            [("f", "{}")],
+            ', "x": [1, 2',
+            [],
+        ),
+    ],
+)
+def test_text_of_a_tag_not_read_as_a_member_is_content_from_the_last_member_on(
+    text: str, calls: list[tuple[str, str]], content: str, events: list[tuple[str, int]]
+) -> None:
     parsed = parse_everywhere(make_parser(), text)
-    assert calls_of(parsed) == [("get_time", "")]
-    assert events_of(parsed) == [("malformed-arguments", 0)]
-    assert parsed.content == 'A"tz"} B'
+    assert calls_of(parsed) == calls
+    assert parsed.content == content
+    assert events_of(parsed) == events
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        # A member the object breaks at, with a marker inside its key string.
+        ('<tool_call>{"name": "f", "a</tool_call>b" x}</tool_call>', ', "a</tool_call>b" x}'),
+        # JSON content that looked like a bare call until its first key.
+        ('{"</tool_call>": 1}', '{"</tool_call>": 1}'),
+    ],
+)
+def test_a_marker_read_as_string_text_and_given_back_is_unparsed_markup(
+    text: str, content: str
+) -> None:
+    # Content holds a marker only with an event that says why (DESIGN §4.4).
+    parsed = parse_everywhere(make_parser(), text)
+    assert parsed.content == content
+    assert ("unparsed-markup", None) in events_of(parsed)
 
 
 def test_a_missing_final_brace_before_the_end_marker() -> None:
@@ -277,7 +401,7 @@ def test_parameters_key() -> None:
     assert parsed.recoveries == ("parameters-key",)
     strict = parse_everywhere(make_parser(strict_parsing=True), PARAMETERS)
     assert calls_of(strict) == [("get_time", "")]
-    assert events_of(strict) == [("malformed-arguments", 0)]
+    assert events_of(strict) == [("ignored-member", 0), ("malformed-arguments", 0)]
 
 
 def test_an_arguments_key_with_stray_whitespace_is_a_parameters_key_recovery() -> None:
@@ -285,7 +409,7 @@ def test_an_arguments_key_with_stray_whitespace_is_a_parameters_key_recovery() -
     assert calls_of(parsed) == [("get_time", '{"tz": "UTC"}')]
     assert parsed.recoveries == ("parameters-key",)
     strict = parse_everywhere(make_parser(strict_parsing=True), SPACED_KEY)
-    assert events_of(strict) == [("malformed-arguments", 0)]
+    assert events_of(strict) == [("ignored-member", 0), ("malformed-arguments", 0)]
 
 
 def test_arguments_string() -> None:
@@ -334,7 +458,7 @@ def test_bare_json() -> None:
     ],
 )
 def test_json_that_is_not_a_bare_call_is_content(text: str) -> None:
-    parsed = parse_everywhere(make_parser(), text, promptness=False)
+    parsed = parse_everywhere(make_parser(), text)
     assert parsed.tool_calls == ()
     assert parsed.content == text
 
@@ -347,7 +471,7 @@ def test_bare_json_needs_declared_tools() -> None:
 
 def test_recoveries_are_recorded_per_call() -> None:
     text = PARAMETERS + "\n" + AS_STRING
-    parsed = parse_everywhere(make_parser(), text, promptness=False)
+    parsed = parse_everywhere(make_parser(), text)
     assert events_of(parsed) == [("parameters-key", 0), ("arguments-string", 1)]
 
 
@@ -381,7 +505,7 @@ def test_an_internal_error_inside_a_committed_call(monkeypatch: pytest.MonkeyPat
     def broken(self: object, *args: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(module.HermesStream, "_arguments_complete", broken)
+    monkeypatch.setattr(module.HermesStream, "_arguments_done", broken)
     stream = make_parser().stream()
     text = '<tool_call>{"name": "get_time", "arguments": {"tz": "UTC"}}</tool_call> B'
     deltas = stream.feed(text) + stream.finish()
@@ -395,13 +519,25 @@ def test_an_internal_error_inside_a_committed_call(monkeypatch: pytest.MonkeyPat
     assert text.endswith(content)
 
 
-def test_finish_twice_and_feed_after_finish_release_nothing_more() -> None:
+def test_finish_twice_releases_nothing_more_and_feed_after_finish_raises() -> None:
     stream = make_parser().stream()
     # "Hi" goes out at once; " " waits for what follows, "<tool" may become a marker.
     assert "".join(d.content for d in stream.feed("Hi <tool")) == "Hi"
     assert "".join(d.content for d in stream.finish()) == " <tool"
     assert stream.finish() == []
-    assert stream.feed("more") == []
+    with pytest.raises(RuntimeError, match="after finish"):
+        stream.feed("more")
+
+
+@pytest.mark.parametrize("delta", [None, 5, b"<tool_call>", ["x"]])
+def test_a_delta_that_is_not_text_is_refused_by_name(delta: object) -> None:
+    # Issue 16 (8): the type is named, and the stream goes on with the next text.
+    stream = make_parser().stream()
+    deltas = stream.feed('Hi <tool_call>{"name": "get_time", ')
+    with pytest.raises(TypeError, match=type(delta).__name__):
+        stream.feed(delta)  # type: ignore[arg-type]
+    deltas += stream.feed('"arguments": {}}</tool_call>') + stream.finish()
+    assert calls_of(assemble(deltas)) == [("get_time", "{}")]
 
 
 def test_parsers_build_their_tags_from_plans() -> None:

@@ -19,8 +19,8 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
@@ -30,6 +30,7 @@ from vllm.usage.usage_lib import UsageContext
 from vllm.v1.engine import EngineCoreOutput, EngineCoreOutputs, EngineCoreRequest, FinishReason
 from vllm.v1.engine.async_llm import AsyncLLM
 from vllm.v1.engine.core_client import EngineCoreClient
+from vllm.v1.engine.utils import CoreEngineLaunch
 
 from toolcall_replay.plugin import settings_from_env
 from toolcall_replay.requestlog import RequestLog
@@ -309,6 +310,19 @@ class ReplayEngineCore:
         return str(getattr(state, "prompt", None) or "")
 
 
+@contextmanager
+def launch_no_core_engines(
+    vllm_config: Any, executor_class: Any, log_stats: bool, addresses: Any
+) -> Iterator[CoreEngineLaunch]:
+    """Stands in for vLLM's ``launch_core_engines`` in the parent process of ``vllm serve
+    --api-server-count N``: each API server process replays by itself, so no engine core
+    (and no data-parallel coordinator) is started, and the API servers start at once."""
+    del vllm_config, executor_class, log_stats
+    yield CoreEngineLaunch(
+        engine_manager=None, coordinator=None, addresses=addresses, tensor_queue=None
+    )
+
+
 @asynccontextmanager
 async def build_replay_engine_client(
     engine_args: Any,
@@ -322,9 +336,9 @@ async def build_replay_engine_client(
     settings = settings_from_env()
     if settings is None:
         raise RuntimeError("the replay engine is installed but TOOLCALL_REPLAY is not set")
-    if client_config and client_config.get("client_count", 1) != 1:
-        raise RuntimeError("the replay engine serves one API-server process (--api-server-count 1)")
-
+    # With --api-server-count N every API server process gets here with its own
+    # client_config, and replays by itself: the script and the request log are files.
+    del client_config
     vllm_config = engine_args.create_engine_config(usage_context=usage_context)
     core = ReplayEngineCore(
         script=ScriptFile(settings.script),

@@ -7,8 +7,12 @@ weights, because the replay engine has no executor. The tokenizer is the real on
 tiny layer sizes.
 
 ``build_model_dir("qwen2.5", dest)`` (hermes), ``build_model_dir("llama3.1", dest)`` (hermes on
-Hermes 3 / Llama 3.1) and ``build_model_dir("glm4.5", dest)`` (glm45/glm47) build once and are
-reused while the inputs are unchanged.
+Hermes 3 / Llama 3.1, llama3_json), ``build_model_dir("llama4", dest)`` (llama4_json,
+llama4_pythonic), ``build_model_dir("glm4.5", dest)`` (glm45/glm47) and
+``build_model_dir("mistral-tekken-v11", dest)`` (mistral) build once and are reused while the
+inputs are unchanged. A Mistral directory holds mistral-common's ``tekken.json`` instead of a
+Hugging Face tokenizer and chat template: serve it with ``--tokenizer-mode mistral``, as vLLM
+serves Mistral's own checkpoints (mistral-common renders the prompt).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ _TRANSFORMERS_VERSION = "4.43.1"
 class ModelFamily:
     name: str
     tokenizer: str  # a toolcall_conformance.tokenizers name
-    template: str  # file in toolcall_replay/templates
+    template: str  # file in toolcall_replay/templates ("": a mistral-common tekken.json)
     config: Mapping[str, Any]
     eos_token_ids: tuple[int, ...]  # generation_config.json; the first is the primary eos
 
@@ -97,6 +101,34 @@ FAMILIES: dict[str, ModelFamily] = {
         # generation_config eos list.
         eos_token_ids=(128009, 128001, 128008),
     ),
+    "llama4": ModelFamily(
+        name="llama4",
+        tokenizer="llama4",
+        template="llama4.jinja",
+        config={
+            # A stand-in: Llama 4 Scout/Maverick are Llama4ForConditionalGeneration (text and
+            # vision); the replay engine runs no model, and a text config of a registered
+            # architecture with Llama 4's vocabulary serves the real tokenizer as well.
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "vocab_size": 202048,  # text_config.vocab_size of Llama-4-Scout-17B-16E-Instruct
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 131072,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 500000.0,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 200000,
+            "eos_token_id": [200001, 200007, 200008],
+        },
+        # The tokenizer's eos (<|eot|>) first, then <|eom|> and <|end_of_text|>.
+        eos_token_ids=(200008, 200007, 200001),
+    ),
     "glm4.5": ModelFamily(
         name="glm4.5",
         tokenizer="glm4.5",
@@ -135,6 +167,32 @@ FAMILIES: dict[str, ModelFamily] = {
         },
         eos_token_ids=(151329, 151336, 151338),
     ),
+    "mistral-tekken-v11": ModelFamily(
+        name="mistral-tekken-v11",
+        tokenizer="mistral-tekken-v11",
+        template="",
+        config={
+            "architectures": ["MistralForCausalLM"],  # Mistral-Small-3.2's text model
+            "model_type": "mistral",
+            "vocab_size": 131072,
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 16,
+            "max_position_embeddings": 32768,
+            "rms_norm_eps": 1e-05,
+            "rope_theta": 1000000000.0,
+            "sliding_window": None,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+        },
+        eos_token_ids=(2,),
+    ),
 }
 
 
@@ -143,6 +201,8 @@ class ModelDirError(RuntimeError):
 
 
 def template_text(family: str) -> str:
+    if not _family(family).template:
+        raise ModelDirError(f"{family}: mistral-common renders its prompts, there is no template")
     return (resources.files("toolcall_replay") / "templates" / _family(family).template).read_text(
         encoding="utf-8"
     )
@@ -163,16 +223,38 @@ def default_model_root() -> Path:
 
 
 def _tokenizer_json(fam: ModelFamily, tokenizer: Any) -> Path:
+    """The tokenizer file copied into the directory: tokenizer.json, or tekken.json."""
+    if not fam.template:
+        return Path(tokenizer.hf_tokenizer.instruct_tokenizer.tokenizer.file_path)
     path: Path | None = tokenizer.tokenizer_json_path
     if path is None:
         raise ModelDirError(f"tokenizer {fam.tokenizer!r} has no tokenizer.json")
     return path
 
 
+def _tokenizer_file_name(fam: ModelFamily) -> str:
+    return "tokenizer.json" if fam.template else "tekken.json"
+
+
 def _files(
     fam: ModelFamily, tokenizer: Any, extra: Mapping[str, Any] | None = None
 ) -> dict[str, str]:
-    """Every file of the directory except tokenizer.json (copied), as text."""
+    """Every file of the directory except the tokenizer file (copied), as text; ``extra``
+    adds keys to tokenizer_config.json."""
+    config = {**fam.config, "transformers_version": _TRANSFORMERS_VERSION}
+    generation = {
+        "eos_token_id": list(fam.eos_token_ids),
+        "transformers_version": _TRANSFORMERS_VERSION,
+    }
+    if not fam.template:
+        if tokenizer.stop_token_ids[0] != fam.eos_token_ids[0]:
+            raise ModelDirError(f"{fam.name}: the tokenizer's eos is not {fam.eos_token_ids[0]}")
+        if extra:
+            raise ModelDirError(f"{fam.name}: a mistral-common tokenizer has no tokenizer_config")
+        return {
+            "config.json": json.dumps(config, indent=2),
+            "generation_config.json": json.dumps(generation, indent=2),
+        }
     json_path = _tokenizer_json(fam, tokenizer)
     source_config = json.loads((json_path.parent / "tokenizer_config.json").read_text("utf-8"))
     source_config.pop("toolcall_build", None)
@@ -190,11 +272,6 @@ def _files(
             f"{fam.name}: the tokenizer's eos {eos_text!r} is {vocab.get(eos_text)}, "
             f"but generation_config.json names {fam.eos_token_ids[0]} first"
         )
-    config = {**fam.config, "transformers_version": _TRANSFORMERS_VERSION}
-    generation = {
-        "eos_token_id": list(fam.eos_token_ids),
-        "transformers_version": _TRANSFORMERS_VERSION,
-    }
     return {
         "config.json": json.dumps(config, indent=2),
         "generation_config.json": json.dumps(generation, indent=2),
@@ -252,7 +329,7 @@ def build_model_dir(
     try:
         for name, text in files.items():
             (scratch / name).write_text(text, encoding="utf-8")
-        shutil.copyfile(tokenizer_json, scratch / "tokenizer.json")
+        shutil.copyfile(tokenizer_json, scratch / _tokenizer_file_name(fam))
         stamp = {"family": fam.name, "tokenizer": fam.tokenizer, "digest": digest}
         (scratch / _STAMP_FILE).write_text(json.dumps(stamp, indent=2), encoding="utf-8")
         if dest.exists():

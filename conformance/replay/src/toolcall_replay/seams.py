@@ -20,6 +20,10 @@ from typing import Any
 
 ENTRY_MODULE = "vllm.entrypoints.launchers.api_server.entry"
 ENTRY_FUNCTION = "build_async_engine_client_from_engine_args"
+#: ``vllm serve --api-server-count N`` (N > 1): the parent starts the engine cores with this
+#: (imported into the module's namespace) before it starts the API server processes.
+SERVE_MODULE = "vllm.entrypoints.cli.serve"
+LAUNCH_FUNCTION = "launch_core_engines"
 TARGET_VLLM = "0.33.0"
 
 
@@ -55,6 +59,24 @@ SEAMS: tuple[Seam, ...] = (
         "build_async_engine_client",
         "must call the replaced function by its global name",
         uses=(ENTRY_FUNCTION,),
+    ),
+    Seam(
+        SERVE_MODULE,
+        "run_multi_api_server",
+        "starts several API servers; must launch the engine cores by the replaced name",
+        uses=(LAUNCH_FUNCTION, "APIServerProcessManager", "wait_for_completion_or_failure"),
+    ),
+    Seam(
+        SERVE_MODULE,
+        LAUNCH_FUNCTION,
+        "replaced in the parent of several API servers: no engine core is started",
+        params=("vllm_config", "executor_class", "log_stats", "addresses"),
+    ),
+    Seam(
+        "vllm.v1.engine.utils",
+        "CoreEngineLaunch",
+        "what the replaced launch yields",
+        uses=("engine_manager", "coordinator", "addresses", "tensor_queue"),
     ),
     Seam(
         "vllm.v1.engine.async_llm",
@@ -229,17 +251,28 @@ def _vllm_version() -> str:
 
 
 def install() -> bool:
-    """Check the seams, then route vLLM's API server to the replay engine. Idempotent.
+    """Check the seams, then route vLLM's API servers to the replay engine. Idempotent.
 
-    Returns ``True`` when this call installed it, ``False`` when it was installed already.
+    Every API server process builds its engine client with the replay (one
+    ``ReplayEngineCore`` per process); the parent of several API servers starts no
+    engine core. Returns ``True`` when this call installed it, ``False`` when it was
+    installed already.
     """
     check_seams()
     # only now, with the seams checked: engine.py imports vLLM's engine modules at the top
-    from toolcall_replay.engine import build_replay_engine_client  # noqa: PLC0415
+    from toolcall_replay.engine import (  # noqa: PLC0415
+        build_replay_engine_client,
+        launch_no_core_engines,
+    )
 
-    entry = importlib.import_module(ENTRY_MODULE)
-    current: Callable[..., Any] = getattr(entry, ENTRY_FUNCTION)
-    if current is build_replay_engine_client:
-        return False
-    setattr(entry, ENTRY_FUNCTION, build_replay_engine_client)
-    return True
+    installed = False
+    for module, name, replacement in (
+        (ENTRY_MODULE, ENTRY_FUNCTION, build_replay_engine_client),
+        (SERVE_MODULE, LAUNCH_FUNCTION, launch_no_core_engines),
+    ):
+        target = importlib.import_module(module)
+        current: Callable[..., Any] = getattr(target, name)
+        if current is not replacement:
+            setattr(target, name, replacement)
+            installed = True
+    return installed

@@ -244,6 +244,11 @@ class ReplayServer:
         return code
 
     @property
+    def pid(self) -> int | None:
+        """The ``vllm serve`` process (the leader of its process group), while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 

@@ -5,7 +5,11 @@ runs it in every process it starts, sometimes more than once; it registers, for
 every parser name the installed toolcall plugins declare (minus
 ``TOOLCALL_BLOCK``), a lazily built adapter class with vLLM's
 ``ToolParserManager``, replacing a built-in parser of the same name. It never
-raises: a failure is logged as one line (logger ``toolcall``).
+raises: a failure is logged as one line.
+
+Everything the ``toolcall`` logger says inside vLLM goes through vLLM's own
+logging (:func:`route_logging`), so that under a plain ``vllm serve`` it shows where
+and as vLLM's lines show.
 
 Importing this package does not import vLLM.
 """
@@ -14,17 +18,57 @@ from __future__ import annotations
 
 import logging
 
-__all__ = ["ADAPTERS_MODULE", "register"]
+__all__ = ["ADAPTERS_MODULE", "VLLM_LOGGER", "VllmLogHandler", "register", "route_logging"]
 
 logger = logging.getLogger("toolcall")
 
 #: The module vLLM imports (lazily) to get an adapter class.
 ADAPTERS_MODULE = "toolcall.vllm.adapters"
+#: The logger vLLM's logging configuration gives its handler (``vllm.logger``).
+VLLM_LOGGER = "vllm"
+
+
+class VllmLogHandler(logging.Handler):
+    """Hands the ``toolcall`` logger's records to the handlers of vLLM's ``vllm`` logger,
+    each filtered by its own level, so they are printed in vLLM's format wherever vLLM's
+    own lines go. Before vLLM has set its logging up (``register`` runs during argument
+    parsing, before it), warnings and errors go where Python's last resort sends them.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        handlers = logging.getLogger(VLLM_LOGGER).handlers
+        if not handlers:
+            last = logging.lastResort
+            if last is not None and record.levelno >= last.level:
+                last.handle(record)
+            return
+        for handler in handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
+
+
+def route_logging() -> None:
+    """Send the ``toolcall`` logger through vLLM's logging, unless it has handlers already.
+
+    vLLM's default logging configuration sets up only its ``vllm`` logger, so without
+    this our lines (which parser serves a name, a broken plugin, a failing stream) would
+    reach no handler under ``vllm serve``. A logging configuration that names the
+    ``toolcall`` logger (``VLLM_LOGGING_CONFIG_PATH``) replaces this handler, as
+    ``logging.config`` replaces the handlers of every logger it configures. The logger
+    lets every level through; vLLM's handlers apply ``VLLM_LOGGING_LEVEL``.
+    """
+    toolcall_logger = logging.getLogger("toolcall")
+    if toolcall_logger.handlers:
+        return
+    toolcall_logger.addHandler(VllmLogHandler())
+    if toolcall_logger.level == logging.NOTSET:
+        toolcall_logger.setLevel(logging.DEBUG)
 
 
 def register() -> None:
     """Register every toolcall parser name with vLLM. Idempotent; never raises."""
     try:
+        route_logging()
         # Deferred: importing this package must not import vLLM.
         from toolcall.registry import Registry  # noqa: PLC0415
         from toolcall.vllm import _compat, adapters  # noqa: PLC0415

@@ -183,7 +183,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             self._start(request)
         stream = self._stream
         if stream is None:
-            return _content(delta_text)
+            return self._message([Delta(delta_text)]) if self._later else _content(delta_text)
         try:
             deltas = stream.feed(delta_text, delta_token_ids)
         except Exception as error:
@@ -201,7 +201,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         stream, self._stream = self._stream, None
         if self._finished or stream is None:
             self._finished = True
-            return None
+            return self._message([], last=True) if self._later else None
         self._finished = True
         try:
             deltas = stream.finish()
@@ -274,7 +274,7 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
             )
 
     def _message(self, deltas: Sequence[Delta], *, last: bool = False) -> Any:
-        """Merge one step's deltas into one ``DeltaMessage`` (one entry per call).
+        """One step's deltas as one ``DeltaMessage`` (one entry per call), or ``None``.
 
         A ``DeltaMessage`` does not order its content against its tool calls, and
         vLLM's Responses stream takes the content first (``split_delta``), closing the
@@ -286,6 +286,26 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
         if self._later:
             deltas = [*self._later, *deltas]
             self._later = []
+        elif len(deltas) == 1:
+            # Nearly every step: one piece of content, or one argument fragment (one
+            # delta is never split: nothing in it comes after anything else).
+            delta = deltas[0]
+            calls = delta.tool_calls
+            if not calls:
+                if delta.content or delta.reasoning:
+                    return _compat.delta_message(delta.content, (), delta.reasoning)
+                return None
+            if len(calls) == 1 and not delta.content and not delta.reasoning:
+                entry = calls[0]
+                index, text = entry.index, entry.arguments
+                fragments = self._call_fragments
+                if entry.id is None and entry.name is None and index < len(fragments):
+                    if not text:
+                        return None
+                    fragments[index].append(text)
+                    return _compat.arguments_message(index, text)
+        elif not deltas:
+            return None
         if not last:
             announced: set[int] = set()  # calls whose first entry is in this message
             continued = False  # a call announced earlier got a fragment here
@@ -299,6 +319,11 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
                         announced.add(entry.index)
                     elif entry.index not in announced:
                         continued = True
+        return self._merged(deltas)
+
+    def _merged(self, deltas: Sequence[Delta]) -> Any:
+        """Several pieces of one step: content and reasoning joined, each call's pieces
+        merged into one entry (its head, if any, and its argument text, in order)."""
         for index, _, name, text in call_entries(deltas):
             self._record(index, name, text)
         return delta_message(deltas)
@@ -437,24 +462,18 @@ def vocabulary_of(tokenizer: Any) -> Vocabulary:
 
 
 def _build_vocabulary(tokenizer: Any) -> Vocabulary:
-    special: dict[str, int] = {}
-    get_added_vocab = getattr(tokenizer, "get_added_vocab", None)
-    if callable(get_added_vocab):
-        added = get_added_vocab()
-        if isinstance(added, Mapping):
-            special.update(
-                (text, token_id)
-                for text, token_id in added.items()
-                if isinstance(text, str) and isinstance(token_id, int)
-            )
-    tokens = list(getattr(tokenizer, "all_special_tokens", None) or ())
-    ids = list(getattr(tokenizer, "all_special_ids", None) or ())
-    if len(ids) != len(tokens):
-        convert = getattr(tokenizer, "convert_tokens_to_ids", None)
-        ids = [convert(token) for token in tokens] if callable(convert) else []
-    for text, token_id in zip(tokens, ids, strict=False):
-        if isinstance(text, str) and isinstance(token_id, int):
-            special.setdefault(text, token_id)
+    try:
+        special = _special_tokens(tokenizer)
+    except Exception as error:
+        special = None
+        reason = f"{type(error).__name__}: {error}"
+    else:
+        reason = "it has neither get_added_vocab() nor all_special_tokens"
+    if special is None:
+        # Parsers read their markers from the text; they still parse, without the
+        # tokenizer's special tokens (e.g. a Mistral grammar for either generation).
+        _cannot_read(f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", reason)
+        special = {}
     metadata: dict[str, Any] = {}
     # Where vLLM reads it (vllm/parser/response_template.py): the attribute, else init_kwargs.
     template = getattr(tokenizer, "response_template", None)
@@ -464,6 +483,44 @@ def _build_vocabulary(tokenizer: Any) -> Vocabulary:
     if isinstance(template, Mapping):
         metadata["response_template"] = template
     return Vocabulary(special_tokens=special, metadata=metadata)
+
+
+def _special_tokens(tokenizer: Any) -> dict[str, int] | None:
+    """Text -> id of the tokenizer's added and special tokens; ``None`` if the tokenizer
+    offers no way to read them."""
+    special: dict[str, int] = {}
+    get_added_vocab = getattr(tokenizer, "get_added_vocab", None)
+    tokens = getattr(tokenizer, "all_special_tokens", None)
+    if not callable(get_added_vocab) and tokens is None:
+        return None
+    if callable(get_added_vocab):
+        added = get_added_vocab()
+        if isinstance(added, Mapping):
+            special.update(
+                (text, token_id)
+                for text, token_id in added.items()
+                if isinstance(text, str) and isinstance(token_id, int)
+            )
+    tokens = list(tokens or ())
+    ids = list(getattr(tokenizer, "all_special_ids", None) or ())
+    if len(ids) != len(tokens):
+        convert = getattr(tokenizer, "convert_tokens_to_ids", None)
+        ids = [convert(token) for token in tokens] if callable(convert) else []
+    for text, token_id in zip(tokens, ids, strict=False):
+        if isinstance(text, str) and isinstance(token_id, int):
+            special.setdefault(text, token_id)
+    return special
+
+
+@functools.lru_cache(maxsize=64)
+def _cannot_read(tokenizer_type: str, reason: str) -> None:
+    """One log line per tokenizer type (and reason)."""
+    logger.warning(
+        "toolcall: cannot read the special tokens of tokenizer type %s (%s); "
+        "parsers read their markers from the text and parse without them",
+        tokenizer_type,
+        reason,
+    )
 
 
 _cached_vocabulary = functools.lru_cache(maxsize=8)(_build_vocabulary)

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolcall.registry import Registry
 from toolcall.vllm.adapter import ADAPTER_PREFIX, ToolcallToolParser, adapter_for
+from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS
 
 #: Reasoning parser classes are attributes ``REASONING_PREFIX + NAME`` of this module.
 REASONING_PREFIX = "ToolcallReasoning_"
@@ -31,8 +32,27 @@ def attribute_name(parser_name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def registry() -> Registry:
-    """The process's registry (``TOOLCALL_BLOCK`` read once, on first use)."""
-    return Registry.load()
+    """The process's registry (``TOOLCALL_BLOCK`` read once, on first use).
+
+    Loading it imports the plugins; it then says, once per process and through vLLM's
+    logging, which distribution serves each name (``hermes → toolcall-hermes 0.1.0``),
+    and the registry reports every broken plugin. vLLM first asks for a tool parser
+    after it has set its logging up (at the API server's start-up, in each API server
+    process), which ``register()``, run during argument parsing, cannot wait for.
+    """
+    loaded = Registry.load()
+    for entry in loaded.entries():
+        replaces = "replaces vLLM's built-in" if entry.name in VLLM_BUILTIN_TOOL_PARSERS else "new"
+        logger.info(
+            "toolcall: %s → %s %s (%s.%s; %s)",
+            entry.name,
+            entry.distribution,
+            entry.version,
+            entry.parser_class.__module__,
+            entry.parser_class.__qualname__,
+            replaces,
+        )
+    return loaded
 
 
 @functools.cache
@@ -41,18 +61,8 @@ def adapter_class(parser_name: str) -> type[ToolcallToolParser]:
 
     Raises the registry's ``UnknownParserError`` or ``PluginError`` (with the
     plugin's original error) when the name cannot be served; vLLM logs it.
-    Logs (INFO, logger ``toolcall``) which parser and distribution serve the name:
-    vLLM asks for it after its logging is set up, unlike ``register()``.
     """
     parser_class = registry().get(parser_name)
-    entry = next((e for e in registry().entries() if e.name == parser_name), None)
-    logger.info(
-        "toolcall: vLLM tool parser %r is %s.%s from %s",
-        parser_name,
-        parser_class.__module__,
-        parser_class.__qualname__,
-        f"{entry.distribution} {entry.version}" if entry is not None else "an unknown distribution",
-    )
     if parser_class.whole_message:
         from toolcall.vllm import template_route  # noqa: PLC0415
 

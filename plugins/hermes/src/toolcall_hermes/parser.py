@@ -2,45 +2,60 @@
 
 One call per tag, as Hermes 2 Pro, Hermes 3, Qwen2.5, QwQ and Qwen3 write it::
 
-    Let me check.<tool_call>
+    Let me check.
+    <tool_call>
     {"name": "get_weather", "arguments": {"city": "Paris"}}
     </tool_call>
 
+The format, as read here:
+
+* ``<tool_call>`` opens a tag, ``</tool_call>`` closes it; inside a JSON string
+  either marker is string text. A tag holds one JSON object, read member by member:
+  ``"name"`` (a non-empty string) and ``"arguments"`` (a JSON object, the model's
+  own text), in either order. Any other member is ignored (event ``ignored-member``);
+  a key given again is ignored, the first value is kept (``duplicate-key``).
+* Whitespace between calls, around a tag (the templates' newline before
+  ``<tool_call>``) and inside a tag around the object and its members is framing.
+
 What the stream emits, and when (the family's part of DESIGN §6):
 
-* content outside calls goes through the core's :class:`ContentGate`; text that
-  could still become ``<tool_call>`` is held back, nothing else;
+* content outside calls as soon as it cannot be the start of a marker (the
+  machine's content gate decides which whitespace is framing);
 * a call is committed when its ``name`` string closes, wherever the key stands;
-  its first delta carries the id and the name, together with any argument text
-  that came before the name (``arguments``-first order);
+  its first delta carries the id and the name, with any argument text that came
+  before the name (``arguments``-first order);
 * the arguments are the model's own text of the ``arguments`` value, streamed as
-  it arrives (whitespace outside strings is held until the next non-blank
-  character, so that whitespace before an end marker can be trimmed);
+  it arrives (whitespace outside strings waits for the next character of the
+  value, so that whitespace before an end marker can be trimmed);
 * a call object with no ``arguments`` key gets ``{}`` when it closes;
-* a call that cannot be read (no name) is content, verbatim with its markup,
-  once its end marker (or the next start marker, or the end of output) arrives.
+* text of a tag that is not read as a member (what follows a member the object
+  breaks at, text after the object's ``}``) is content, verbatim: after a
+  committed name at once, and from the member where the object broke on;
+* a tag that cannot be read as a call (no name) is content, verbatim with its
+  markup, once its end marker (or the next start marker, or the end of output)
+  arrives.
 
 The named recoveries of the policy (``python-literal``, ``parameters-key``,
 ``arguments-string``, ``missing-end``, ``bare-json``) are recorded as events and
 switched off by ``ParserContext.strict_parsing``; ``python-literal``,
 ``arguments-string`` and ``bare-json`` emit the recovered call (or arguments)
-whole, when it closes.
+whole, when it closes. A Python literal reads its keys as the JSON object does.
 """
 
 from __future__ import annotations
 
 import ast
+import enum
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import regex
 
-from toolcall.parser import Parser
-from toolcall.scanning import JsonValueScanner, Marker, Markers, MarkerScanner, Text
-from toolcall.types import Delta, Event, Span, ToolCallDelta
-from toolcall_hermes._output import Content, Deltas, Framing
+from toolcall import WHITESPACE, CallStream, Event, EventName, Parser, is_blank
+from toolcall.scanning import UNDECODED, JsonValueScanner, Markers, json_object_problem
 from toolcall_hermes.grammar import END, START, structural_tag
 
 if TYPE_CHECKING:
@@ -48,42 +63,14 @@ if TYPE_CHECKING:
 
 __all__ = ["END", "START", "HermesParser", "HermesStream", "Qwen3JsonParser"]
 
-_WHITESPACE = " \t\r\n"
-_NON_WHITESPACE = re.compile(r"[^ \t\r\n]")
-_MARKERS = Markers([START, END])
-
-# The states of a call, from its start marker on.
-_OPEN = 0  # before the object's "{"
-_KEY = 1  # a key (or "}") is expected
-_KEY_STRING = 2  # reading a key string
-_COLON = 3
-_VALUE = 4  # a value is expected: dispatched on the key
-_NAME = 5  # reading the name string
-_ARGUMENTS = 6  # reading the arguments value
-_SKIP = 7  # reading the value of a key we ignore
-_NEXT = 8  # after a member: "," or "}" is expected
-_AFTER = 9  # the object has closed: the end marker is expected
-_BROKEN = 10  # the object cannot be read any further
-
-# How a call ended.
-_BY_END = 0  # its end marker
-_BY_START = 1  # the next call's start marker
-_BY_EOF = 2  # the end of output
-
-# Keys of the call object.
-_NAME_KEY = "name"
-_ARGUMENTS_KEY = "arguments"
-_PARAMETERS_KEY = "parameters"
-
-#: Events of a call that the policy still accepts as a bare JSON call.
-_BARE_OK = frozenset({"parameters-key", "arguments-string"})
-
 
 class HermesParser(Parser):
     """``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``, one call per tag."""
 
     name: ClassVar[str] = "hermes"
     markers: ClassVar[tuple[str, ...]] = (START, END)
+    #: A ``bare-json`` call is the whole output, a JSON object: ``{`` after whitespace.
+    unmarked_starts: ClassVar[tuple[str, ...]] = ("{",)
     summary: ClassVar[str] = (
         "Hermes 2 Pro / Hermes 3, Qwen2.5, QwQ, Qwen3: <tool_call>{json}</tool_call>"
     )
@@ -103,623 +90,566 @@ class Qwen3JsonParser(HermesParser):
     summary: ClassVar[str] = "Qwen3 (JSON mode): <tool_call>{json}</tool_call>"
 
 
-class _Call:
-    """The state of the call being read."""
+class _Part(enum.Enum):
+    """Where the reading of the output stands."""
 
-    __slots__ = (
-        "args_done",
-        "args_parts",
-        "args_seen",
-        "frame_from",
-        "held_string",
-        "index",
-        "key",
-        "notes",
-        "params_ignored",
-        "raw",
-        "scanner",
-        "start",
-        "state",
-        "string_parts",
-    )
+    OUTSIDE = "outside a tag"
+    OPEN = "before the object's {"
+    KEY = "a key (or }) is expected"
+    KEY_STRING = "in a key string"
+    COLON = "a : is expected"
+    VALUE = "a value is expected"
+    NAME = "in the name string"
+    ARGUMENTS = "in the arguments value"
+    SKIP = "in a value that is ignored"
+    NEXT = "a , or } is expected"
+    AFTER = "the object has closed"
+    BROKEN = "the object cannot be read any further"
 
-    def __init__(self, start: int) -> None:
-        self.start = start
-        #: first offset of the call's region not yet recorded as framing or content
-        self.frame_from = start
-        self.state = _OPEN
-        #: the call's index once committed, else -1
-        self.index = -1
-        #: the markup so far, while the call is not committed
-        self.raw: list[str] = [START]
-        self.scanner: JsonValueScanner | None = None
-        self.key = ""
-        self.string_parts: list[str] = []  # raw text of the key or name string
-        self.args_seen = False
-        self.args_done = False
-        #: argument text read so far (emitted, or buffered before the name)
-        self.args_parts: list[str] = []
-        #: the arguments value is a JSON string held for ``arguments-string``
-        self.held_string = False
-        self.params_ignored = False
-        #: events noted before the call had an index
-        self.notes: list[tuple[str, str]] = []
+
+#: The parts whose text is a JSON value read by a scanner (a marker there may be string text).
+_VALUES: Final = frozenset({_Part.KEY_STRING, _Part.NAME, _Part.ARGUMENTS, _Part.SKIP})
+#: The characters that carry the object on from a part between its members (a key's
+#: opening quote and a value's first character are read apart).
+_STRUCTURE: Final = {_Part.OPEN: "{", _Part.KEY: "}", _Part.COLON: ":", _Part.NEXT: ",}"}
+
+
+class _Role(enum.Enum):
+    """What a key of the call object is read as."""
+
+    NAME = "the name"
+    ARGUMENTS = "the arguments"
+    VARIANT = 'a variant of "arguments" (recovery parameters-key)'
+    STRICT_VARIANT = 'a variant of "arguments", ignored under strict parsing'
+    OTHER = "ignored"
+
+
+def _role(key: str, recover: bool) -> _Role:
+    """How both readings of a call object (JSON and Python literal) read a key."""
+    if key == "name":
+        return _Role.NAME
+    if key == "arguments":
+        return _Role.ARGUMENTS
+    if key.strip(WHITESPACE) in {"arguments", "parameters"}:
+        return _Role.VARIANT if recover else _Role.STRICT_VARIANT
+    return _Role.OTHER
+
+
+class _End(enum.Enum):
+    """What ends a tag."""
+
+    END = "its end marker"
+    START = "the next start marker"
+    EOF = "the end of output"
+
+
+_MARKERS = Markers((START, END))
+_NOT_WHITESPACE = re.compile(r"[^ \t\r\n]")
+#: Content needs scanning only where a marker may start.
+_MARKUP = re.compile("<")
+#: Text inside a JSON string (no escape pending) leaves it so unless it holds its end,
+#: a marker, or ends inside an escape.
+_STRING_STOP = re.compile(r'["<]|\\\Z')
+
+
+class HermesStream(CallStream):
+    """The incremental parse of one Hermes output (see the module docstring)."""
+
+    def __init__(self, parser: Parser, *, bare: bool = True) -> None:
+        super().__init__(parser, markers=_MARKERS)
+        self._tool_names = tuple(
+            json.dumps(tool.name, ensure_ascii=False)[1:-1] for tool in self.request.tools
+        )
+        #: Whether the output may still turn out to be one bare JSON call.
+        self._bare_possible = bare and self.recover and bool(self._tool_names)
+        self._bare: _Bare | None = None
+        self._part = _Part.OUTSIDE
+        self._json = JsonValueScanner()
+        self._key = ""
+        self._string: list[str] = []  # the raw text of the key or name string
+        self._committed = False
+        self._args_seen = False
+        self._args_done = False
+        self._held_string = False  # the arguments are a JSON string (arguments-string)
+        self._unsent: list[str] = []  # argument text read, not emitted yet
+        self._decoded: object = UNDECODED  # the arguments' value, if the scanner decoded it
+        self._variant_ignored = False
+        self._skipping = (EventName.IGNORED_MEMBER, "")  # why a value is skipped
+        self._notes: list[tuple[EventName, str]] = []  # events before the call has an index
+        self._string_markers = False  # whether a marker was read as string text and held
+        if not self._bare_possible:
+            self.fast_content(_MARKUP)
+
+    # -- the hooks --------------------------------------------------------------------------
+
+    def on_marker(self, marker: str, start: int) -> None:
+        part = self._part
+        if part in _VALUES and self._json.in_string:
+            self._string_markers = True
+            self.on_text(marker, start)  # a marker inside a JSON string is string text
+            return
+        bare = self._bare
+        if bare is not None:
+            if bare.scanner.in_string:
+                self._string_markers = True
+                self._bare_text(marker, start)
+                return
+            self._abandon_bare()
+        self._bare_possible = False
+        if marker == START:
+            if part is not _Part.OUTSIDE:
+                self._end_tag(_End.START, start)
+            self._open_tag(start)
+        elif part is not _Part.OUTSIDE:
+            self._end_tag(_End.END, start)
+        else:
+            self.event(EventName.UNPARSED_MARKUP, f"{END} outside a call", None)
+            self.content(marker, start)
+
+    def on_text(self, text: str, start: int) -> None:
+        part = self._part
+        if part is _Part.ARGUMENTS:  # the common case, read at once
+            if self._committed and not self._held_string and self._json.string_text(text):
+                self._string_arguments(text, start)
+                return
+            end = self._arguments_text(text, 0, start)
+            if end < len(text):
+                self._tag_text(text[end:], start + end)
+        elif part is not _Part.OUTSIDE:
+            self._tag_text(text, start)
+        elif self._bare is not None:
+            self._bare_text(text, start)
+        elif self._bare_possible:
+            self._outside_text(text, start)
+        else:
+            self.content(text, start)
+
+    def on_end(self) -> None:
+        if self._bare is not None:
+            self._finish_bare()
+        elif self._part is not _Part.OUTSIDE:
+            self._end_tag(_End.EOF, None)
+
+    # -- a tag ------------------------------------------------------------------------------
+
+    def _open_tag(self, start: int) -> None:
+        self.slow()
+        self.hold(START, start)
+        self._part = _Part.OPEN
+        self._committed = self._args_seen = self._args_done = False
+        self._held_string = self._variant_ignored = self._string_markers = False
+        self._unsent = []
+        self._decoded = UNDECODED
+        self._notes = []
+
+    def _tag_text(self, text: str, start: int) -> None:
+        """Text inside a tag. Before the name, all of it is held (the tag may be
+        content); after it, what lies between members is held until the next member
+        is read (framing) or the object breaks (content)."""
+        if self.ending and self._part not in _VALUES and END.startswith(text):
+            # The end marker, cut off by the end of output: the call's framing.
+            if self._committed:
+                self.frame(start, start + len(text))
+            else:
+                self.hold(text, start)
+            return
+        pos, size = 0, len(text)
+        while pos < size:
+            part = self._part
+            if part is _Part.ARGUMENTS:
+                pos = self._arguments_text(text, pos, start)
+            elif part in _VALUES:
+                pos = self._value_text(text, pos, start)
+            elif part is _Part.AFTER or part is _Part.BROKEN:
+                self._rest_of_tag(text[pos:], start + pos)
+                return
+            else:
+                found = _NOT_WHITESPACE.search(text, pos)
+                at = size if found is None else found.start()
+                self.hold(text[pos:at], start + pos)
+                if found is None:
+                    return
+                pos = self._structure(text, at, start)
+
+    def _structure(self, text: str, at: int, start: int) -> int:
+        """One structural character of the call object at ``text[at]``; returns where
+        reading goes on."""
+        char = text[at]
+        part = self._part
+        if part is _Part.VALUE:
+            self._value_start(char)
+            return at
+        if part is _Part.KEY and char == '"':
+            self._part = _Part.KEY_STRING
+            self._json = JsonValueScanner()
+            self._string = []
+            return at
+        if char not in _STRUCTURE[part]:
+            self._break()
+            return at
+        self.hold(char, start + at)
+        if char in "{,":
+            self._part = _Part.KEY
+        elif char == ":":
+            self._part = _Part.VALUE
+        else:  # "}" (after a member, or after a trailing comma)
+            self._object_closed()
+        return at + 1
+
+    def _value_start(self, char: str) -> None:
+        """The first character of a member's value: what the member is decides how
+        the value is read."""
+        key = self._key
+        role = _role(key, self.recover)
+        shown = json.dumps(key, ensure_ascii=False)
+        if role is _Role.NAME and not self._committed:
+            if char != '"':
+                self._break()  # a name that is not a string: not a call
+                return
+            self._part = _Part.NAME
+            self._json = JsonValueScanner()
+            self._string = []
+            return
+        if role is _Role.NAME or (role in {_Role.ARGUMENTS, _Role.VARIANT} and self._args_seen):
+            self._skip(EventName.DUPLICATE_KEY, f"{shown} given again: the first value is kept")
+            return
+        if role is _Role.STRICT_VARIANT:
+            self._variant_ignored = True
+            self._skip(EventName.IGNORED_MEMBER, f'{shown} is not "arguments" (strict parsing)')
+            return
+        if role is _Role.OTHER:
+            self._skip(EventName.IGNORED_MEMBER, f"the member {shown} is not name or arguments")
+            return
+        if role is _Role.VARIANT:
+            self._note(EventName.PARAMETERS_KEY, f'{shown} read as "arguments"')
+        if self._committed:
+            self.settle()  # the member's key is framing
+        self._args_seen = True
+        self._part = _Part.ARGUMENTS
+        self._json = JsonValueScanner(hold_whitespace=True)
+        self._held_string = char == '"' and self.recover
+        self._unsent = []
+
+    def _skip(self, event: EventName, detail: str) -> None:
+        self._part = _Part.SKIP
+        self._json = JsonValueScanner()
+        self._skipping = (event, detail)
+
+    def _value_text(self, text: str, pos: int, start: int) -> int:
+        """A key string, the name string or a value that is ignored."""
+        scanner = self._json
+        value, rest = scanner.feed(text[pos:] if pos else text)
+        end = len(text) - len(rest)
+        self.hold(text[pos:end], start + pos)
+        part = self._part
+        if part is not _Part.SKIP:
+            self._string.append(value)
+        if not scanner.done:
+            return end
+        if part is _Part.SKIP:
+            self._member_read()
+            return end
+        string = _string_value("".join(self._string))
+        if string is None or (part is _Part.NAME and not string):
+            self._break()
+        elif part is _Part.KEY_STRING:
+            self._key = string
+            self._part = _Part.COLON
+        else:
+            self._part = _Part.NEXT
+            self._commit(string)
+        return end
+
+    def _member_read(self) -> None:
+        """A member that is ignored has been read whole."""
+        self._note(*self._skipping)
+        if self._committed:
+            self.settle()
+        self._part = _Part.NEXT
+
+    def _commit(self, name: str) -> None:
+        """The name string has closed: the tag is a call, and what it held is framing."""
+        self.settle()
+        arguments = "".join(self._unsent)
+        self._unsent = []
+        self.open_call(name, arguments)
+        self._committed = True
+        for event, detail in self._notes:
+            self.event(event, detail)
+        self._notes = []
+        if self._args_done:
+            self.end_arguments()
+
+    def _note(self, event: EventName, detail: str) -> None:
+        if self._committed:
+            self.event(event, detail)
+        else:
+            self._notes.append((event, detail))
+
+    # -- the arguments ------------------------------------------------------------------------
+
+    def _arguments_text(self, text: str, pos: int, start: int) -> int:
+        scanner = self._json
+        value, rest = scanner.feed(text[pos:] if pos else text)
+        end = len(text) - len(rest)
+        if self._committed and not self._held_string:
+            self.frame(start + pos, start + end)
+            self.arguments(value)
+            if scanner.plain_string:
+                self.fast_arguments(_STRING_STOP)
+            else:
+                self.slow()
+        else:
+            self.hold(text[pos:end], start + pos)
+            self._unsent.append(value)
+        if scanner.done:
+            self._arguments_done()
+        return end
+
+    def _string_arguments(self, text: str, start: int) -> None:
+        """Text inside a string of the arguments that does not end it: argument text."""
+        self.frame(start, start + len(text))
+        self.arguments(text)
+        if self._json.plain_string:
+            self.fast_arguments(_STRING_STOP)
+        else:
+            self.slow()
+
+    def _arguments_done(self) -> None:
+        """The arguments value has closed."""
+        self._args_done = True
+        self._part = _Part.NEXT
+        self._decoded = self._json.value
+        if self._held_string:
+            self._held_string = False
+            text = "".join(self._unsent)
+            decoded = _object_in_string(text)
+            if decoded is not None:
+                self._note(EventName.ARGUMENTS_STRING, "arguments given as a JSON string")
+                text = decoded
+            if self._committed:
+                self.settle()
+                self.arguments(text)
+            else:
+                self._unsent = [text]
+        if self._committed:
+            self.end_arguments()
+
+    def _no_arguments(self) -> None:
+        """The call object ended without an arguments member."""
+        if self._variant_ignored:
+            detail = 'no "arguments" key; a variant of it is ignored under strict parsing'
+            self.event(EventName.MALFORMED_ARGUMENTS, detail)
+        else:
+            self.arguments("{}")
+
+    # -- the end of the object, and of the tag --------------------------------------------------
+
+    def _object_closed(self) -> None:
+        self._part = _Part.AFTER
+        if self._committed:
+            self.settle()
+            if not self._args_seen:
+                self._no_arguments()
+            self.end_arguments()
+
+    def _break(self) -> None:
+        """The call object cannot be read any further. Before the name the tag is
+        held whole (content, or a Python literal); after it, the held text and the
+        rest of the tag are content."""
+        self._part = _Part.BROKEN
+        if self._committed:
+            if not self._args_done:
+                self.event(EventName.MALFORMED_ARGUMENTS, "the call object breaks off")
+            self.end_arguments()
+            self._give_back()
+
+    def _give_back(self) -> None:
+        """The held text is content, verbatim. A marker read in it as string text is
+        markup in content now, and ``unparsed-markup`` says so (DESIGN §4.4)."""
+        if self._string_markers and any(marker in self.held for marker in (START, END)):
+            detail = "a marker read as JSON string text is content"
+            self.event(EventName.UNPARSED_MARKUP, detail, None)
+        self._string_markers = False
+        self.release()
+
+    def _rest_of_tag(self, text: str, start: int) -> None:
+        """Text of a committed call's tag after its object: content, whitespace held
+        (framing if the end marker follows)."""
+        if not self._committed:
+            self.hold(text, start)
+            return
+        body = text.rstrip(WHITESPACE)
+        if body:
+            self.release()
+            self.content(body, start)
+        self.hold(text[len(body) :], start + len(body))
+
+    def _end_tag(self, how: _End, at: int | None) -> None:
+        """The tag ends at ``at`` (its end marker's or the next start marker's
+        offset; ``None`` at the end of output)."""
+        if not self._committed:
+            self._end_unread(how, at)
+        else:
+            part = self._part
+            if part is _Part.ARGUMENTS:
+                self._arguments_cut(how)
+            elif part is _Part.SKIP:
+                self._json.finish()
+                if self._json.done:  # a scalar value, ended where the tag ends
+                    self._member_read()
+                    part = _Part.NEXT
+            if part is _Part.AFTER or part is _Part.BROKEN:
+                self.settle()
+                if part is _Part.AFTER and how is not _End.END:
+                    if self.recover:
+                        self.event(EventName.MISSING_END, f"no {END} after the call")
+                    else:
+                        self.event(EventName.TRUNCATED, f"no {END} after the call")
+            elif part is not _Part.ARGUMENTS:
+                self._end_between_members(how, part)
+            if how is _End.END and at is not None:
+                self.frame(at, at + len(END))
+            self.close_call(value=self._decoded)
+        self._part = _Part.OUTSIDE
+        self.fast_content(_MARKUP)
+
+    def _arguments_cut(self, how: _End) -> None:
+        """The tag ends inside the arguments value."""
+        scanner = self._json
+        tail = scanner.finish()
+        if self._held_string:  # only the end of output ends a string
+            self.settle()
+            self._held_string = False
+            self.arguments("".join(self._unsent) + tail)
+        else:
+            self.arguments(tail if how is _End.EOF else tail.rstrip(WHITESPACE))
+        if scanner.done:  # a scalar, complete where the tag ends
+            self._arguments_done()
+        elif how is _End.EOF:
+            self.event(EventName.TRUNCATED, "the output ended inside the arguments")
+        else:
+            self.event(EventName.MALFORMED_ARGUMENTS, "the arguments never close")
+
+    def _end_between_members(self, how: _End, part: _Part) -> None:
+        """The tag ends before the object closed: held whitespace is framing, a
+        member not read whole is content."""
+        if is_blank(self.held):
+            self.settle()
+        else:
+            self._give_back()
+        if how is not _End.END:
+            self.event(EventName.TRUNCATED, "the call object was cut off")
+        elif part is _Part.NEXT and not self._args_seen:
+            self._no_arguments()
+        elif not self._args_done:
+            self.event(EventName.MALFORMED_ARGUMENTS, "the call object was cut off")
+
+    def _end_unread(self, how: _End, at: int | None) -> None:
+        """A tag that never got a name: a Python literal (recovery), or content."""
+        literal = _python_call(self.held[len(START) :], how is _End.EOF) if self.recover else None
+        if literal is None:
+            self.event(EventName.UNPARSED_MARKUP, f"a {START} with no readable name", None)
+            self.release()
+            if how is _End.END and at is not None:
+                self.content(END, at)
+            return
+        self.settle()
+        self.open_call(literal.name, literal.arguments)
+        self.event(EventName.PYTHON_LITERAL, "the call is a Python literal")
+        for event, detail in literal.events:
+            self.event(event, detail)
+        if how is not _End.END:
+            self.event(EventName.MISSING_END, f"no {END} after the call")
+        elif at is not None:
+            self.frame(at, at + len(END))
+        self.close_call()
+
+    # -- bare-json: the whole output is one call object, no markers -----------------------------
+
+    def _outside_text(self, text: str, start: int) -> None:
+        found = _NOT_WHITESPACE.search(text)
+        if found is None:
+            self.content(text, start)
+            return
+        self._bare_possible = False
+        at = found.start()
+        if text[at] != "{":
+            self.content(text, start)
+            self.fast_content(_MARKUP)
+            return
+        self.content(text[:at], start)
+        self._bare = _Bare()
+        self._bare_text(text[at:], start + at)
+
+    def _bare_text(self, text: str, start: int) -> None:
+        bare = self._bare
+        assert bare is not None
+        self.hold(text, start)
+        if bare.checking and not self._bare_head(bare, text):
+            self._abandon_bare()
+            return
+        scanner = bare.scanner
+        rest = text
+        if not scanner.done:
+            _, rest = scanner.feed(text)
+        if scanner.done and not is_blank(rest):
+            self._abandon_bare()
+
+    def _bare_head(self, bare: _Bare, text: str) -> bool:
+        """Whether the object can still be a call to a declared tool, judged from its
+        head (the first key, and the name when it comes first), so that JSON content
+        is released as soon as it cannot be a call. Decided on a bounded prefix of
+        the output, and monotone in it, so every split decides alike."""
+        bare.head = (bare.head + text)[:_BARE_HEAD_LIMIT]
+        verdict = _bare_verdict(bare.head, self._tool_names)
+        bare.checking = verdict is None and len(bare.head) < _BARE_HEAD_LIMIT
+        return verdict is not False
+
+    def _abandon_bare(self) -> None:
+        """The output is not one bare call: what was held is content."""
+        self._bare = None
+        self._give_back()
+        self.fast_content(_MARKUP)
+
+    def _finish_bare(self) -> None:
+        bare = self._bare
+        assert bare is not None
+        self._bare = None
+        call = _read_bare(self.parser, self.held.rstrip(WHITESPACE)) if bare.scanner.done else None
+        if call is None:
+            self._give_back()
+            return
+        name, arguments, events = call
+        self.settle()
+        self.open_call(name, arguments)
+        self.event(EventName.BARE_JSON, "a JSON call object with no markers")
+        for event in events:
+            self.event(event.name, event.detail)
+        self.close_call()
 
 
 class _Bare:
     """A possible ``bare-json`` call: the output so far is one JSON object."""
 
-    __slots__ = ("checking", "head", "parts", "scanner", "start")
+    __slots__ = ("checking", "head", "scanner")
 
-    def __init__(self, start: int) -> None:
-        self.start = start
-        self.parts: list[str] = []
+    def __init__(self) -> None:
         self.head = ""  # its first characters, up to ``_BARE_HEAD_LIMIT``
         self.scanner = JsonValueScanner()
-        #: whether its head is still being checked (see ``HermesStream._bare_head``)
-        self.checking = True
+        self.checking = True  # whether its head still decides (``HermesStream._bare_head``)
 
 
-class HermesStream:
-    """The incremental parse of one Hermes output (see the module docstring)."""
-
-    def __init__(self, parser: HermesParser, *, allow_bare: bool = True) -> None:
-        self._parser = parser
-        self._recover = not parser.context.strict_parsing
-        self._scanner = MarkerScanner(_MARKERS)
-        self._deltas = Deltas()
-        self._framing = Framing()
-        self._content = Content(self._deltas, self._framing)
-        self._events: list[Event] = []
-        self._call: _Call | None = None
-        self._calls = 0
-        self._bare: _Bare | None = None
-        self._bare_possible = allow_bare and self._recover and bool(parser.request.tools)
-        self._tool_names = [
-            json.dumps(tool.name, ensure_ascii=False)[1:-1] for tool in parser.request.tools
-        ]
-        self._position = 0  # characters fed so far
-        self._progress = 0  # where the text being read stands (for a failure)
-        self._failed = False
-        self._finished = False
-
-    # -- the Stream protocol -----------------------------------------------------
-
-    @property
-    def events(self) -> tuple[Event, ...]:
-        return tuple(self._events)
-
-    @property
-    def framing(self) -> tuple[Span, ...]:
-        return self._framing.spans()
-
-    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
-        del token_ids  # the markers are plain text in every tokenizer's output
-        if self._finished:
-            return []
-        start = self._position
-        self._position += len(text)
-        segments: list[Text | Marker] = []
-        done = 0
-        offset = start
-        try:
-            call = self._call
-            if self._failed:
-                self._content.text(text, start)
-                return self._deltas.take()
-            if call is None:
-                if self._bare is None and not self._bare_possible and self._plain(text):
-                    self._content.text(text, start)  # nothing in it can start a marker
-                    return self._deltas.take()
-            elif call.state == _ARGUMENTS and call.index >= 0 and not call.held_string:
-                fast = self._string_arguments(call, text)
-                if fast is not None:
-                    return fast
-            # Offsets are counted here: the scanner's segments start at what it held.
-            held = len(self._scanner.held)
-            segments = self._scanner.feed(text)
-            offset = start - held
-            for segment in segments:
-                if type(segment) is Text:
-                    self._text(segment.text, offset)
-                    offset += len(segment.text)
-                else:
-                    assert isinstance(segment, Marker)
-                    self._marker(segment.marker, offset)
-                    offset += len(segment.marker)
-                done += 1
-            bare = self._bare
-            if bare is not None and bare.checking and not self._bare_head(bare, self._scanner.held):
-                self._abandon_bare(bare)
-        except Exception as exc:
-            rest = [s.text if isinstance(s, Text) else s.marker for s in segments[done:]]
-            self._fail(exc, "".join(rest) if segments else text, offset)
-        return self._deltas.take()
-
-    def _plain(self, text: str) -> bool:
-        return "<" not in text and not self._scanner.held
-
-    def _string_arguments(self, call: _Call, text: str) -> list[Delta] | None:
-        """The hot path: a piece of a string inside the arguments, with nothing in it
-        that the scanners would act on (no quote, backslash or ``<``). It is argument
-        text as it stands, so both scanners can be skipped; ``None`` if it is not."""
-        scanner = call.scanner
-        if (
-            scanner is None
-            or not scanner.in_string
-            or self._scanner.held
-            or not text
-            or '"' in text
-            or "\\" in text
-            or "<" in text
-            or not call.args_parts
-            or call.args_parts[-1].endswith("\\")  # an escape may be pending
-        ):
-            return None
-        call.args_parts.append(text)
-        return [Delta("", (ToolCallDelta(call.index, None, None, text),))]
-
-    def finish(self) -> list[Delta]:
-        if self._finished:
-            return []
-        self._finished = True
-        if self._failed:
-            self._content.finish()
-            return self._deltas.take()
-        try:
-            offset = self._position - len(self._scanner.held)
-            for tail in self._scanner.finish():
-                call = self._call
-                if (
-                    call is not None
-                    and call.index >= 0
-                    and call.state == _AFTER
-                    and END.startswith(tail.text)
-                ):
-                    # The start of the call's end marker, cut off: framing, like the marker.
-                    continue
-                self._text(tail.text, offset)
-            if self._bare is not None:
-                self._finish_bare(self._bare)
-            elif self._call is not None:
-                self._end_call(self._call, _BY_EOF, self._position)
-                self._call = None
-            self._content.finish()
-        except Exception as exc:
-            self._fail(exc, "", self._position)
-            self._content.finish()
-        return self._deltas.take()
-
-    # -- dispatch ------------------------------------------------------------------
-
-    def _text(self, text: str, start: int) -> None:
-        call = self._call
-        if call is not None:
-            self._call_text(call, text, start)
-        elif self._bare is not None:
-            self._bare_text(self._bare, text)
-        elif self._bare_possible:
-            self._outside_text(text, start)
-        else:
-            self._content.text(text, start)
-
-    def _marker(self, marker: str, start: int) -> None:
-        call = self._call
-        if call is not None:
-            scanner = call.scanner
-            if scanner is not None and scanner.in_string and call.state in _SCANNING:
-                # A marker inside a JSON string is string text.
-                self._call_text(call, marker, start)
-                return
-            if marker == END:
-                self._end_call(call, _BY_END, start + len(END))
-                self._call = None
-            else:
-                self._end_call(call, _BY_START, start)
-                self._call = _Call(start)
-            return
-        if self._bare is not None:
-            bare = self._bare
-            if (
-                not bare.scanner.done
-                and bare.scanner.in_string
-                and (not bare.checking or self._bare_head(bare, marker))
-            ):
-                self._bare_text(bare, marker)
-                return
-            self._abandon_bare(bare)
-        self._bare_possible = False
-        if marker == START:
-            self._call = _Call(start)
-        else:
-            # An end marker with no call open: content, verbatim.
-            self._content.text(marker, start)
-            self._events.append(Event("unparsed-markup", None, "end marker outside a call"))
-
-    # -- outside calls: content, and the bare-json candidate ---------------------------
-
-    def _outside_text(self, text: str, start: int) -> None:
-        first = _NON_WHITESPACE.search(text)
-        if first is None:
-            self._content.text(text, start)
-            return
-        self._bare_possible = False
-        cut = first.start()
-        if text[cut] != "{":
-            self._content.text(text, start)
-            return
-        self._content.text(text[:cut], start)
-        self._bare = _Bare(start + cut)
-        self._bare_text(self._bare, text[cut:])
-
-    def _bare_text(self, bare: _Bare, text: str) -> None:
-        bare.parts.append(text)
-        if len(bare.head) < _BARE_HEAD_LIMIT:
-            bare.head = (bare.head + text)[:_BARE_HEAD_LIMIT]
-        if bare.checking and not self._bare_head(bare):
-            self._abandon_bare(bare)
-            return
-        scanner = bare.scanner
-        if scanner.done:
-            rest = text
-        else:
-            _, rest = scanner.feed(text)
-            if not scanner.done:
-                return
-        if rest.strip(_WHITESPACE):
-            self._abandon_bare(bare)
-
-    def _bare_head(self, bare: _Bare, held: str = "") -> bool:
-        """Whether the object can still be a call to a declared tool, judged from its
-        head (the first key, and the name when it comes first), so that JSON content
-        is released as soon as it cannot be a call. ``held`` is text the marker scanner
-        holds after it. Decided on a bounded prefix of the output, and monotone in it
-        (a prefix that fails fails for every continuation), so every split decides alike."""
-        head = (bare.head + held)[:_BARE_HEAD_LIMIT]
-        verdict = _bare_verdict(head, self._tool_names)
-        if verdict is None:
-            bare.checking = len(bare.head) < _BARE_HEAD_LIMIT
-            return True
-        bare.checking = False
-        return verdict
-
-    def _abandon_bare(self, bare: _Bare) -> None:
-        """Text other than whitespace follows the object: it was content."""
-        self._bare = None
-        self._content.text("".join(bare.parts), bare.start)
-
-    def _finish_bare(self, bare: _Bare) -> None:
-        self._bare = None
-        text = "".join(bare.parts)
-        call = self._read_bare(text.rstrip(_WHITESPACE)) if bare.scanner.done else None
-        if call is None:
-            self._content.text(text, bare.start)
-            return
-        name, arguments, events = call
-        index = self._next_index()
-        self._content.boundary()
-        self._deltas.head(index, self._parser.new_call_id(), name, arguments)
-        self._events.append(Event("bare-json", index, "a JSON call object with no markers"))
-        self._events.extend(Event(event.name, index, event.detail) for event in events)
-        self._framing.add(bare.start, bare.start + len(text))
-
-    def _read_bare(self, text: str) -> tuple[str, str, tuple[Event, ...]] | None:
-        """Read ``text`` as the body of one tagged call; keep it only if it names a
-        declared tool and reads cleanly (up to the recoveries that fit a bare call)."""
-        inner = HermesStream(self._parser, allow_bare=False)
-        deltas = inner.feed(START + text + END) + inner.finish()
-        entries = [entry for delta in deltas for entry in delta.tool_calls]
-        if any(delta.content for delta in deltas) or not entries:
-            return None
-        if any(entry.index != 0 for entry in entries):
-            return None
-        name = entries[0].name
-        if name is None or self._parser.request.tool(name) is None:
-            return None
-        if any(event.name not in _BARE_OK for event in inner.events):
-            return None
-        arguments = "".join(entry.arguments for entry in entries)
-        if not _is_object(arguments):
-            return None
-        return name, arguments, inner.events
-
-    # -- inside a call ---------------------------------------------------------------
-
-    def _call_text(self, call: _Call, text: str, start: int) -> None:
-        if call.index < 0:
-            call.raw.append(text)
-        pos = 0
-        size = len(text)
-        while pos < size:
-            self._progress = start + pos
-            state = call.state
-            if state == _ARGUMENTS:
-                pos = self._arguments_text(call, text, pos)
-            elif state in (_KEY_STRING, _NAME, _SKIP):
-                pos = self._value_text(call, text, pos)
-            elif state in (_AFTER, _BROKEN):
-                if call.index >= 0:
-                    self._call_content(call, text[pos:], start + pos)
-                return
-            else:
-                found = _NON_WHITESPACE.search(text, pos)
-                if found is None:
-                    return
-                pos = found.start()
-                pos = self._structure(call, text, pos)
-
-    def _structure(self, call: _Call, text: str, pos: int) -> int:
-        """One structural character of the call object at ``text[pos]``."""
-        char = text[pos]
-        state = call.state
-        if state == _OPEN:
-            if char == "{":
-                call.state = _KEY
-                return pos + 1
-        elif state == _KEY:
-            if char == '"':
-                call.state = _KEY_STRING
-                call.scanner = JsonValueScanner()
-                call.string_parts = []
-                return pos
-            if char == "}":  # an empty object, or a trailing comma
-                self._object_closed(call)
-                return pos + 1
-        elif state == _COLON:
-            if char == ":":
-                call.state = _VALUE
-                return pos + 1
-        elif state == _VALUE:
-            return self._value_start(call, char, pos)
-        elif state == _NEXT:
-            if char == ",":
-                call.state = _KEY
-                return pos + 1
-            if char == "}":
-                self._object_closed(call)
-                return pos + 1
-        self._break(call)
-        return pos
-
-    def _value_start(self, call: _Call, char: str, pos: int) -> int:
-        key = call.key
-        if key == _NAME_KEY and call.index < 0:
-            if char != '"':
-                call.state = _BROKEN  # a name that is not a string: not a call
-                return pos
-            call.state = _NAME
-            call.scanner = JsonValueScanner()
-            call.string_parts = []
-            return pos
-        stripped = key.strip(_WHITESPACE)
-        if stripped in (_ARGUMENTS_KEY, _PARAMETERS_KEY):
-            if call.args_seen:
-                pass  # a second arguments value: ignored
-            elif key == _ARGUMENTS_KEY or self._recover:
-                if key != _ARGUMENTS_KEY:
-                    self._note(call, "parameters-key", f'{json.dumps(key)} read as "arguments"')
-                call.args_seen = True
-                call.state = _ARGUMENTS
-                call.scanner = JsonValueScanner(_MARKERS)
-                if char == '"' and self._recover:
-                    call.held_string = True
-                return pos
-            else:
-                call.params_ignored = True
-        call.state = _SKIP
-        call.scanner = JsonValueScanner(_MARKERS)
-        return pos
-
-    def _value_text(self, call: _Call, text: str, pos: int) -> int:
-        """Key strings, the name string and ignored values."""
-        scanner = call.scanner
-        assert scanner is not None
-        part, rest = scanner.feed(text[pos:] if pos else text)
-        state = call.state
-        if state != _SKIP:
-            call.string_parts.append(part)
-        if not scanner.done:
-            return len(text)
-        end = len(text) - len(rest)
-        if state == _SKIP:
-            call.state = _NEXT
-            return end
-        try:
-            value = json.loads("".join(call.string_parts))
-        except ValueError:
-            value = None
-        if not isinstance(value, str) or (state == _NAME and not value):
-            self._break(call)
-            return end
-        if state == _KEY_STRING:
-            call.key = value
-            call.state = _COLON
-        else:
-            self._commit(call, value)
-            call.state = _NEXT
-        return end
-
-    def _arguments_text(self, call: _Call, text: str, pos: int) -> int:
-        scanner = call.scanner
-        assert scanner is not None
-        part, rest = scanner.feed(text[pos:] if pos else text)
-        if part:
-            self._arguments(call, part)
-        if not scanner.done:
-            return len(text)
-        self._arguments_complete(call)
-        call.state = _NEXT
-        return len(text) - len(rest)
-
-    def _arguments(self, call: _Call, part: str) -> None:
-        call.args_parts.append(part)
-        if call.index >= 0 and not call.held_string:
-            self._deltas.arguments(call.index, part)
-
-    def _arguments_complete(self, call: _Call) -> None:
-        call.args_done = True
-        text = "".join(call.args_parts)
-        if call.held_string:
-            call.held_string = False
-            decoded = _decode_string_arguments(text)
-            if decoded is not None:
-                text = decoded
-                call.args_parts = [decoded]
-                self._note(call, "arguments-string", "arguments given as a JSON string")
-            if call.index >= 0:
-                self._deltas.arguments(call.index, text)
-            if decoded is not None:
-                return
-        if not _is_object(text):
-            self._note(call, "malformed-arguments", "the arguments are not a JSON object")
-
-    def _object_closed(self, call: _Call) -> None:
-        call.state = _AFTER
-        if call.index >= 0 and not call.args_seen:
-            self._missing_arguments(call)
-
-    def _missing_arguments(self, call: _Call) -> None:
-        """The call object closed without an ``arguments`` key: no arguments."""
-        if call.params_ignored:
-            detail = 'no "arguments" key; a variant of it is ignored under strict parsing'
-            self._note(call, "malformed-arguments", detail)
-            return
-        call.args_parts.append("{}")
-        self._deltas.arguments(call.index, "{}")
-
-    def _break(self, call: _Call) -> None:
-        """The call object cannot be read any further. Before the name, its raw
-        markup is kept (it becomes content, or a Python literal); after it, the
-        rest of the tag is content."""
-        call.state = _BROKEN
-        if call.index >= 0 and not call.args_done:
-            self._note(call, "malformed-arguments", "the call object breaks off")
-
-    def _call_content(self, call: _Call, text: str, start: int) -> None:
-        """Text inside a committed call's tag but outside its object: content."""
-        if not text:
-            return
-        self._framing.add(call.frame_from, start)
-        self._content.text(text, start)
-        call.frame_from = start + len(text)
-
-    def _commit(self, call: _Call, name: str) -> None:
-        call.index = self._next_index()
-        call.raw = []
-        self._content.boundary()
-        arguments = "" if call.held_string else "".join(call.args_parts)
-        self._deltas.head(call.index, self._parser.new_call_id(), name, arguments)
-        for event, detail in call.notes:
-            self._events.append(Event(event, call.index, detail))
-        call.notes = []
-
-    def _next_index(self) -> int:
-        index = self._calls
-        self._calls += 1
-        return index
-
-    def _note(self, call: _Call, event: str, detail: str) -> None:
-        if call.index >= 0:
-            self._events.append(Event(event, call.index, detail))
-        else:
-            call.notes.append((event, detail))
-
-    def _end_call(self, call: _Call, how: int, at: int) -> None:
-        """The call's region ends at offset ``at`` (after its end marker, at the
-        next start marker, or at the end of output)."""
-        if call.index < 0:
-            self._end_uncommitted(call, how, at)
-            return
-        state = call.state
-        if state == _ARGUMENTS:
-            scanner = call.scanner
-            assert scanner is not None
-            tail = scanner.finish()
-            if how == _BY_EOF:
-                if tail:
-                    self._arguments(call, tail)
-                if call.held_string:
-                    self._deltas.arguments(call.index, "".join(call.args_parts))
-                if scanner.done:
-                    self._arguments_complete(call)
-                else:
-                    self._note(call, "truncated", "the output ended inside the arguments")
-            else:
-                tail = tail.rstrip(_WHITESPACE)
-                if tail:
-                    self._arguments(call, tail)
-                if scanner.done:  # a bare scalar, complete at the marker
-                    self._arguments_complete(call)
-                else:
-                    self._note(call, "malformed-arguments", "the arguments never close")
-        elif state == _AFTER:
-            if how != _BY_END:
-                if self._recover:
-                    self._note(call, "missing-end", "no </tool_call> after the call")
-                else:
-                    self._note(call, "truncated", "no </tool_call> after the call")
-        elif state != _BROKEN:
-            if how != _BY_END:
-                self._note(call, "truncated", "the call object was cut off")
-            elif state == _NEXT and not call.args_seen:
-                self._missing_arguments(call)
-            elif not call.args_done:
-                self._note(call, "malformed-arguments", "the call object was cut off")
-        if how == _BY_END:
-            self._content.boundary()  # whitespace before the end marker is the call's
-        self._framing.add(call.frame_from, at)
-
-    def _end_uncommitted(self, call: _Call, how: int, at: int) -> None:
-        raw = "".join(call.raw)
-        if self._recover:
-            literal = _python_call(raw[len(START) :])
-            if literal is not None:
-                name, arguments, parameters = literal
-                call.args_parts = []
-                call.held_string = False
-                call.notes = []
-                self._commit(call, name)
-                self._deltas.arguments(call.index, arguments)
-                self._note(call, "python-literal", "the call is a Python literal")
-                if parameters:
-                    self._note(call, "parameters-key", '"parameters" read as "arguments"')
-                if how != _BY_END:
-                    self._note(call, "missing-end", "no </tool_call> after the call")
-                self._framing.add(call.start, at)
-                return
-        if how == _BY_END:
-            raw += END
-        self._content.text(raw, call.start)
-        self._events.append(Event("unparsed-markup", None, "a <tool_call> with no readable name"))
-
-    # -- failure -------------------------------------------------------------------
-
-    def _fail(self, exc: Exception, rest: str, at: int) -> None:
-        """An internal error: what is still pending, the rest of this feed (``rest``,
-        from offset ``at``) and everything after it are content (best effort: the
-        parser never raises)."""
-        self._failed = True
-        self._events.append(Event("internal-error", None, f"{type(exc).__name__}: {exc}"))
-        call, bare = self._call, self._bare
-        self._call = self._bare = None
-        pending, start = "", at
-        if call is not None and call.index < 0:
-            pending, start = "".join(call.raw), call.start
-        elif bare is not None:
-            pending, start = "".join(bare.parts), bare.start
-        elif call is not None:
-            # Inside a committed call, what was read before the failing step is the call's.
-            skip = max(0, min(self._progress - at, len(rest)))
-            rest, at, start = rest[skip:], at + skip, at + skip
-        # The pending text may already hold the beginning of ``rest``.
-        overlap = max(0, min(start + len(pending) - at, len(rest)))
-        self._content.text(pending + rest[overlap:] + self._scanner.held, start)
-
-
-_SCANNING = frozenset({_KEY_STRING, _NAME, _ARGUMENTS, _SKIP})
-
-# The head of a bare-json candidate: its first key, then its name if that comes first.
-_BARE_HEAD_LIMIT = 512
+#: Events of the call that still let a JSON object be read as a bare call.
+_BARE_OK: Final = frozenset(
+    {
+        EventName.PARAMETERS_KEY,
+        EventName.ARGUMENTS_STRING,
+        EventName.IGNORED_MEMBER,
+        EventName.DUPLICATE_KEY,
+    }
+)
+_BARE_HEAD_LIMIT: Final = 512
 _BARE_KEY = regex.compile(r'\{[ \t\r\n]*"(name|arguments|parameters)"[ \t\r\n]*:[ \t\r\n]*')
 _STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*')
 
@@ -732,7 +662,7 @@ def _bare_verdict(head: str, names: Sequence[str]) -> bool | None:
         return False
     if found.partial:
         return None
-    if found.group(1) != _NAME_KEY:
+    if found.group(1) != "name":
         return True  # arguments first: the name comes at the end
     pos = found.end()
     if pos == len(head):
@@ -747,51 +677,96 @@ def _bare_verdict(head: str, names: Sequence[str]) -> bool | None:
     return None if any(name.startswith(text) for name in names) else False
 
 
-def _reject_constant(name: str) -> Any:
-    msg = f"{name} is not JSON"
-    raise ValueError(msg)
+def _read_bare(parser: Parser, text: str) -> tuple[str, str, tuple[Event, ...]] | None:
+    """Read ``text`` as the body of one tag; keep it only if it names a declared tool
+    and reads cleanly (up to the events that fit a bare call)."""
+    inner = HermesStream(parser, bare=False)
+    deltas = inner.feed(START + text + END) + inner.finish()
+    entries = [entry for delta in deltas for entry in delta.tool_calls]
+    if any(delta.content for delta in deltas) or not entries:
+        return None
+    if any(entry.index != 0 for entry in entries):
+        return None
+    name = entries[0].name
+    if name is None or parser.request.tool(name) is None:
+        return None
+    if any(event.name not in _BARE_OK for event in inner.events):
+        return None
+    arguments = "".join(entry.arguments for entry in entries)
+    if json_object_problem(arguments) is not None:
+        return None
+    return name, arguments, inner.events
 
 
-def _is_object(text: str) -> bool:
-    """Whether ``text`` is a JSON object (strict JSON: no NaN or Infinity)."""
+def _string_value(text: str) -> str | None:
+    """The value of a JSON string's text, or ``None`` if it is not one."""
     try:
-        return isinstance(json.loads(text, parse_constant=_reject_constant), dict)
-    except (ValueError, RecursionError):
-        return False
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
 
 
-def _decode_string_arguments(text: str) -> str | None:
+def _object_in_string(text: str) -> str | None:
     """The object text inside a JSON string value, for ``arguments-string``."""
-    try:
-        decoded = json.loads(text)
-    except (ValueError, RecursionError):
+    decoded = _string_value(text)
+    if decoded is None:
         return None
-    if not isinstance(decoded, str):
-        return None
-    decoded = decoded.strip(_WHITESPACE)
-    return decoded if _is_object(decoded) else None
+    decoded = decoded.strip(WHITESPACE)
+    return decoded if json_object_problem(decoded) is None else None
 
 
-def _python_call(body: str) -> tuple[str, str, bool] | None:
-    """Read a call body written as a Python dict (``python-literal``): the name,
-    the canonical JSON arguments, and whether they came under ``parameters``."""
-    text = body.strip(_WHITESPACE)
+@dataclass(frozen=True)
+class _Literal:
+    """A call body written as a Python dict (``python-literal``)."""
+
+    name: str
+    arguments: str  # canonical JSON
+    events: tuple[tuple[EventName, str], ...]
+
+
+def _python_call(body: str, cut: bool) -> _Literal | None:
+    """Read a call body written as a Python dict, its keys read as the JSON object's
+    are (:func:`_role`: the first of a repeated key is kept). With ``cut`` (the
+    output ended in the tag), a cut-off end marker after the body is framing."""
+    text = body.strip(WHITESPACE)
+    if cut and not text.endswith("}") and "<" in text:
+        marker = text.rindex("<")
+        if END.startswith(text[marker:]):
+            text = text[:marker].rstrip(WHITESPACE)
     if not text.startswith("{"):
         return None
     try:
-        value = ast.literal_eval(text)
+        tree = ast.parse(text, mode="eval")
+        ast.literal_eval(tree)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    if not isinstance(value, dict):
+    if not isinstance(tree.body, ast.Dict):
         return None
-    name = value.get(_NAME_KEY)
-    if not isinstance(name, str) or not name:
-        return None
-    parameters = _ARGUMENTS_KEY not in value and _PARAMETERS_KEY in value
-    arguments = value.get(_PARAMETERS_KEY if parameters else _ARGUMENTS_KEY, {})
-    if not isinstance(arguments, dict):
+    name: object = None
+    arguments: object = {}
+    seen: set[_Role] = set()
+    events: list[tuple[EventName, str]] = []
+    for key_node, value_node in zip(tree.body.keys, tree.body.values, strict=True):
+        key = ast.literal_eval(key_node) if key_node is not None else None
+        role = _role(key, recover=True) if isinstance(key, str) else _Role.OTHER
+        read_as = _Role.ARGUMENTS if role is _Role.VARIANT else role
+        if role is _Role.OTHER:
+            detail = f"the member {key!r} is not name or arguments"
+            events.append((EventName.IGNORED_MEMBER, detail))
+        elif read_as in seen:
+            events.append((EventName.DUPLICATE_KEY, f"{key!r} given again: the first is kept"))
+        elif role is _Role.NAME:
+            name = ast.literal_eval(value_node)
+        else:
+            arguments = ast.literal_eval(value_node)
+            if role is _Role.VARIANT:
+                events.append((EventName.PARAMETERS_KEY, f'{key!r} read as "arguments"'))
+        seen.add(read_as)
+    if not isinstance(name, str) or not name or not isinstance(arguments, dict):
         return None
     try:
-        return name, json.dumps(arguments, ensure_ascii=False, allow_nan=False), parameters
+        text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError, RecursionError):
         return None
+    return _Literal(name, text, tuple(events))

@@ -1,4 +1,4 @@
-"""An example third-party toolcall parser: ``<call name="NAME">{json}</call>``."""
+"""toolcall-example-tags: the ``example_tags`` format, ``<call name="NAME">{json}</call>``."""
 
 from __future__ import annotations
 

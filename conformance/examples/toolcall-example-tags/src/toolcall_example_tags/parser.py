@@ -51,7 +51,7 @@ class ExampleTagsParser(Parser):
 
     name = "example_tags"
     markers = (START, END)
-    summary = 'example format: <call name="NAME">{json}</call>'
+    summary = 'example_tags: <call name="NAME">{json}</call>'
 
     def stream(self) -> TagStream:
         return TagStream(self)
@@ -205,15 +205,8 @@ class TagStream(CallStream):
     # -- the arguments --------------------------------------------------------------
 
     def _arguments_text(self, text: str, start: int) -> None:
-        scanner = self._json
-        part, rest = scanner.feed(text)
-        self.frame(start, start + len(text) - len(rest))
-        self.arguments(part)
-        if scanner.plain_string:
-            self.fast_arguments(_STRING_STOP)
-        else:
-            self.slow()
-        if scanner.done:
+        rest = self.json_arguments(self._json, text, start, _STRING_STOP)
+        if self._json.done:
             self.end_arguments()
             self._state = _State.AFTER
             if rest:

@@ -1,0 +1,1010 @@
+"""Write the Llama conformance corpus: ``llama3_json``, ``llama4_json``, ``llama4_pythonic``.
+
+    python conformance/corpus/llama.py            # (re)write every case file
+    python conformance/corpus/llama.py --check    # fail if a file differs from what it would write
+
+Cases land in ``toolcall_conformance/cases/<parser>/<tokenizer>/``:
+
+* ``llama3_json/llama3.1``: Llama 3.1 / 3.2 / 3.3 outputs on the Llama 3.1 vocabulary
+  (Llama 3.2 and 3.3 share it), ``<|python_tag|>`` a single special token (128010);
+* ``llama4_json/llama4`` and ``llama4_pythonic/llama4``: Llama 4 outputs on the Llama 4
+  vocabulary, ``<|python_start|>`` and ``<|python_end|>`` single special tokens
+  (200016, 200017).
+
+The stop tokens (``<|eom_id|>``, ``<|eot_id|>``, ``<|eot|>``, ``<|eom|>``) end generation;
+vLLM does not pass them to the parser, so no case text holds one (the builder refuses a
+text that does).
+
+Provenance:
+
+* ``template``: the assistant turn as the chat template vLLM ships for the model renders
+  it (the rules are written out in :func:`llama3_json_turn`, :func:`llama4_json_turn` and
+  :func:`llama4_pythonic_turn`); ``tojson`` is transformers' filter
+  (``json.dumps(..., ensure_ascii=False)`` with the default separators);
+* ``wild``: raw outputs quoted in public issues and in Meta's own format documents,
+  cited in ``source``; where a thread quotes the output but not the request, the tool
+  declaration is reconstructed to match it (``notes`` says so);
+* ``constructed``: written here to probe an edge of the policy.
+
+Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
+plugins/llama/README.md) and the format, never from a parser's output. ``expected.grammar``
+says what the structural tag must do with the case's tokens under the request's plan with
+the strict level raised to ``parameter`` (every schema pinned); cut-off outputs and
+``tool_choice: "none"`` have none.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolcall_conformance.builder import (
+    build_corpus_case,
+    expected_parse,
+    request_body,
+    write_corpus,
+)
+
+ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
+L3 = "llama3_json"
+L4 = "llama4_json"
+PY = "llama4_pythonic"
+LLAMA31 = "llama3.1"
+LLAMA4 = "llama4"
+
+LLAMA31_MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+LLAMA4_MODEL = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+
+LLAMA31_JSON_TEMPLATE = (
+    "vLLM's examples/tool_chat_template_llama3.1_json.jinja @ "
+    "545227602f2569dfe61adb608beb7bb69fc55fa8 (Meta's official Llama 3.1 template renders "
+    "custom tool calls the same way), assistant turn rendered by its rules: "
+    "'{\"name\": \"' + name + '\", ' + '\"parameters\": ' + arguments|tojson + '}' (one "
+    "call only; content is not rendered); the output is the turn after the generation prompt "
+    "'<|start_header_id|>assistant<|end_header_id|>\\n\\n' (see conformance/corpus/llama.py)"
+)
+LLAMA4_JSON_TEMPLATE = (
+    "vLLM's examples/tool_chat_template_llama4_json.jinja @ "
+    "97ce4234ca0d8ba7c8c8d25ce42fb371fb7e735b, assistant turn rendered by its rules: the "
+    "content, then per call '{\"name\": \"' + name + '\", ' + '\"parameters\": ' + "
+    "arguments|tojson + '}', with nothing between calls or after the content; the output is "
+    "the turn after '<|header_start|>assistant<|header_end|>\\n\\n' (see "
+    "conformance/corpus/llama.py)"
+)
+LLAMA4_PYTHONIC_TEMPLATE = (
+    "vLLM's examples/tool_chat_template_llama4_pythonic.jinja @ "
+    "0471aed1b67455f39accc28977db0b979e091687, assistant turn rendered by its rules: the "
+    "content, then '[' + per call name + '(' + per argument key + '=\"' + '%s'|format(value) "
+    "+ '\"' joined by ', ' + ')' joined by ', ' + ']'; the output is the turn after "
+    "'<|header_start|>assistant<|header_end|>\n\n' (see conformance/corpus/llama.py)"
+)
+CONSTRUCTED = "written by hand for the Llama parsing policy (plugins/llama/README.md)"
+META_LLAMA31_FORMAT = (
+    "meta-llama/llama-models llama_models/llama3_1/prompt_format.md (as shipped in the "
+    "llama-models 0.3.0 package on PyPI), section 'JSON based tool calling', the model "
+    "response quoted there (also quoted in meta-llama/llama-models#169)"
+)
+RECONSTRUCTED = (
+    "the thread quotes the output, not the request: the tool declaration here is "
+    "reconstructed to match it"
+)
+
+
+# -- tools --------------------------------------------------------------------------------
+
+
+STRING: dict[str, Any] = {"type": "string"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+
+
+def obj(required: Sequence[str] = (), **properties: Mapping[str, Any]) -> dict[str, Any]:
+    """An object schema with these properties."""
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A Chat Completions function tool."""
+    function = {"name": name, "description": description, "parameters": dict(parameters)}
+    return {"type": "function", "function": function}
+
+
+WEATHER = tool(
+    "get_current_weather",
+    "Get the current weather in a given location",
+    obj(["location"], location=STRING, unit={"type": "string", "enum": ["celsius", "fahrenheit"]}),
+)
+TIME = tool("get_time", "The current time in a time zone", obj(timezone=STRING))
+SEARCH = tool(
+    "search",
+    "Search the web",
+    obj(
+        ["query"],
+        query=STRING,
+        top_k=INTEGER,
+        exact=BOOLEAN,
+        filter={"type": ["string", "null"]},
+    ),
+)
+WRITE = tool(
+    "write_file", "Write a text file", obj(["path", "content"], path=STRING, content=STRING)
+)
+EVENT = tool(
+    "create_event",
+    "Create a calendar event",
+    obj(
+        ["title", "when"],
+        title=STRING,
+        attendees={"type": "array", "items": STRING},
+        when=obj(["date", "hour"], date=STRING, hour=INTEGER),
+        reminder=BOOLEAN,
+    ),
+)
+ALL = [WEATHER, TIME, SEARCH, WRITE, EVENT]
+
+
+# -- rendering ----------------------------------------------------------------------------
+
+
+def tojson(value: object) -> str:
+    """transformers' ``tojson`` filter as chat templates use it."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def json_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """One call as the Llama JSON templates write it."""
+    return '{"name": "' + name + '", "parameters": ' + tojson(dict(arguments)) + "}"
+
+
+def llama3_json_turn(name: str, arguments: Mapping[str, Any]) -> str:
+    return json_call(name, arguments)
+
+
+def llama4_json_turn(content: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    return content + "".join(json_call(name, arguments) for name, arguments in calls)
+
+
+def llama4_pythonic_turn(content: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """The turn as vLLM's Llama 4 pythonic template writes it: the content, then
+    ``[name(key="value", ...), ...]`` where every value is ``"%s" | format(value)`` (Python's
+    ``str``) between double quotes."""
+    rendered = (
+        name + "(" + ", ".join(f'{key}="{value}"' for key, value in arguments.items()) + ")"
+        for name, arguments in calls
+    )
+    return content + "[" + ", ".join(rendered) + "]"
+
+
+# -- cases ----------------------------------------------------------------------------------
+
+#: The calls that build each case (and give its file).
+CASES: list[Callable[[], tuple[Path, dict[str, Any]]]] = []
+
+
+def case(
+    parser: str,
+    slug: str,
+    text: str,
+    *,
+    content: str | None,
+    calls: list[tuple[str, dict[str, Any] | str]],
+    tokenizer: str,
+    tools: list[dict[str, Any]] | None = None,
+    kind: str = "constructed",
+    source: str = CONSTRUCTED,
+    notes: str = "",
+    model: str | None = None,
+    recoveries: tuple[str, ...] = (),
+    grammar: str | None = None,
+    finish_reason: str = "stop",
+    tool_choice: object = "auto",
+    parallel_tool_calls: bool | None = None,
+) -> None:
+    provenance: dict[str, Any] = {"kind": kind, "source": source}
+    provenance["model"] = model or (LLAMA31_MODEL if tokenizer == LLAMA31 else LLAMA4_MODEL)
+    if notes:
+        provenance["notes"] = notes
+    # Built (tokenized) only when the corpus is written or checked.
+    build = functools.partial(
+        build_corpus_case,
+        ROOT,
+        tokenizer=tokenizer,
+        parser=parser,
+        slug=slug,
+        text=text,
+        request=request_body(tools if tools is not None else ALL, tool_choice, parallel_tool_calls),
+        provenance=provenance,
+        expected=expected_parse(content, calls, recoveries=recoveries, grammar=grammar),
+        finish_reason=finish_reason,
+    )
+    CASES.append(build)
+
+
+def l3(slug: str, text: str, **kw: Any) -> None:
+    kw.setdefault("tokenizer", LLAMA31)
+    case(L3, slug, text, **kw)
+
+
+def l4(slug: str, text: str, **kw: Any) -> None:
+    case(L4, slug, text, tokenizer=LLAMA4, **kw)
+
+
+def l3_template(slug: str, name: str, arguments: dict[str, Any], **kw: Any) -> None:
+    """A template case: the expected parse is the message the turn was rendered from."""
+    l3(
+        slug,
+        llama3_json_turn(name, arguments),
+        content=None,
+        calls=[(name, arguments)],
+        kind="template",
+        source=LLAMA31_JSON_TEMPLATE,
+        **kw,
+    )
+
+
+def l4_template(
+    slug: str, content: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any
+) -> None:
+    l4(
+        slug,
+        llama4_json_turn(content, calls),
+        content=content or None,
+        calls=list(calls),
+        kind="template",
+        source=LLAMA4_JSON_TEMPLATE,
+        **kw,
+    )
+
+
+BOSTON = {"location": "Boston, MA", "unit": "fahrenheit"}
+NEXT_WEEK = {
+    "title": "Design review",
+    "attendees": ["ana@example.com", "li@example.com"],
+    "when": {"date": "2025-03-14", "hour": 15},
+    "reminder": True,
+}
+
+# ---- llama3_json: the template's own rendering --------------------------------------------
+
+l3_template("template-single-call", "get_current_weather", BOSTON, grammar="accept")
+l3_template("template-no-arguments", "get_time", {}, grammar="accept")
+l3_template(
+    "template-unicode-arguments",
+    "get_current_weather",
+    {"location": "東京都 🗼", "unit": "celsius"},
+    grammar="accept",
+    notes="tojson(ensure_ascii=False) writes the characters themselves, not \\u escapes",
+)
+l3_template("template-nested-arguments", "create_event", NEXT_WEEK, grammar="accept")
+l3_template(
+    "template-escapes",
+    "write_file",
+    {"path": 'C:\\temp\\a "quoted" name.txt', "content": "tab\there\nnew line; \\ done"},
+    grammar="accept",
+)
+l3_template(
+    "template-required-choice",
+    "get_current_weather",
+    {"location": "Berlin"},
+    tool_choice="required",
+    grammar="accept",
+)
+l3_template(
+    "template-named-choice",
+    "get_time",
+    {"timezone": "UTC"},
+    tool_choice={"type": "function", "function": {"name": "get_time"}},
+    grammar="accept",
+)
+l3_template(
+    "template-single-call-not-parallel",
+    "search",
+    {"query": "vllm tool parser plugins", "top_k": 3},
+    parallel_tool_calls=False,
+    grammar="accept",
+)
+
+# ---- llama3_json: runs of calls -------------------------------------------------------------
+
+PARIS = {"location": "Paris, France", "unit": "celsius"}
+l3(
+    "python-tag-call",
+    "<|python_tag|>" + json_call("search", {"query": "tallest building in Europe", "top_k": 3}),
+    content=None,
+    calls=[("search", {"query": "tallest building in Europe", "top_k": 3})],
+    grammar="accept",
+    notes="<|python_tag|> as Llama 3.1 writes it with 'Environment: ipython' in the system prompt",
+)
+l3(
+    "python-tag-two-calls",
+    "<|python_tag|>"
+    + json_call("get_current_weather", PARIS)
+    + "; "
+    + json_call("get_time", {"timezone": "Europe/Paris"}),
+    content=None,
+    calls=[("get_current_weather", PARIS), ("get_time", {"timezone": "Europe/Paris"})],
+    grammar="accept",
+    notes="'; ' between calls, as vLLM's llama3_json parser documents the format",
+)
+l3(
+    "calls-on-separate-lines",
+    json_call("get_current_weather", {"location": "Lima"})
+    + "\n"
+    + json_call("get_time", {"timezone": "America/Lima"}),
+    content=None,
+    calls=[
+        ("get_current_weather", {"location": "Lima"}),
+        ("get_time", {"timezone": "America/Lima"}),
+    ],
+    grammar="accept",
+)
+l3(
+    "calls-without-separator",
+    json_call("get_time", {"timezone": "UTC"}) + json_call("get_time", {"timezone": "CET"}),
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
+    grammar="accept",
+    notes="two objects with no ';' between them: a run of two calls (the Llama 4 template "
+    "writes calls this way)",
+)
+l3(
+    "semicolon-inside-string",
+    json_call("search", {"query": "a; b; c"}) + "; " + json_call("get_time", {}),
+    content=None,
+    calls=[("search", {"query": "a; b; c"}), ("get_time", {})],
+    grammar="accept",
+    notes="a ';' inside a JSON string is string text, not a separator",
+)
+l3(
+    "compact-json-spacing",
+    '{"name":"search","parameters":{"query":"a b","top_k":2}}',
+    content=None,
+    calls=[("search", '{"query":"a b","top_k":2}')],
+    grammar="accept",
+    notes="the arguments are the model's own text, compact as written, not re-serialised",
+)
+l3(
+    "arguments-key",
+    '{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}',
+    content=None,
+    calls=[("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+    notes="'arguments' is as native as 'parameters' for this family",
+)
+l3(
+    "arguments-before-name",
+    '{"parameters": {"timezone": "Asia/Tokyo"}, "name": "get_time"}',
+    content=None,
+    calls=[("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+)
+l3(
+    "type-function-member",
+    '{"type": "function", "name": "get_current_weather", "parameters": {"location": "Oslo"}}',
+    content=None,
+    calls=[("get_current_weather", {"location": "Oslo"})],
+    grammar="accept",
+    notes="the extra 'type' member is ignored (an ignored-member event, not a recovery)",
+)
+
+# ---- llama3_json: content around calls -------------------------------------------------------
+
+l3(
+    "content-then-call-on-its-own-line",
+    "I'll check the weather in Paris for you.\n" + json_call("get_current_weather", PARIS),
+    content="I'll check the weather in Paris for you.",
+    calls=[("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="after content, a call that begins a line and names a declared tool is a call",
+)
+l3(
+    "content-then-python-tag",
+    "I'll look that up.<|python_tag|>" + json_call("search", {"query": "vLLM releases"}),
+    content="I'll look that up.",
+    calls=[("search", {"query": "vLLM releases"})],
+    grammar="accept",
+)
+l3(
+    "json-inside-a-sentence",
+    "The call would be " + json_call("get_time", {}) + " but I have the answer already.",
+    content="The call would be " + json_call("get_time", {}) + " but I have the answer already.",
+    calls=[],
+    grammar="accept",
+    notes="llama3_json: after content, only a call that begins a line is read as a call",
+)
+l3(
+    "json-record-after-content",
+    'Here is the record you asked for:\n{"name": "Alice", "age": 30}',
+    content='Here is the record you asked for:\n{"name": "Alice", "age": 30}',
+    calls=[],
+    grammar="accept",
+    notes="it begins a line, but 'Alice' is not a declared tool: content",
+)
+l3(
+    "json-content-at-start",
+    '{"answer": 42, "unit": "km"}',
+    content='{"answer": 42, "unit": "km"}',
+    calls=[],
+    grammar="accept",
+    notes="its first member is not a call member: content, released as soon as that is known",
+)
+l3(
+    "plain-answer",
+    "The capital of France is Paris.",
+    content="The capital of France is Paris.",
+    calls=[],
+    grammar="accept",
+)
+l3(
+    "separator-then-text",
+    json_call("get_time", {"timezone": "UTC"}) + "; that is all I need.",
+    content="; that is all I need.",
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+    notes="a ';' not followed by another call is content",
+)
+l3(
+    "tool-choice-none",
+    json_call("get_time", {"timezone": "UTC"}),
+    tool_choice="none",
+    content=json_call("get_time", {"timezone": "UTC"}),
+    calls=[],
+    notes='tool_choice "none": the whole output is content, the call included',
+)
+
+# ---- llama3_json: defects ---------------------------------------------------------------------
+
+l3(
+    "truncated-in-string",
+    '{"name": "search", "parameters": {"query": "streaming tool pars',
+    content=None,
+    calls=[("search", '{"query": "streaming tool pars')],
+    finish_reason="length",
+    notes="cut off by max_tokens: the arguments are the model's text so far, not closed",
+)
+l3(
+    "truncated-before-name",
+    'Let me search.\n{"name": "sea',
+    content='Let me search.\n{"name": "sea',
+    calls=[],
+    finish_reason="length",
+    notes="no complete name: not committed, its text is content verbatim",
+)
+l3(
+    "truncated-after-python-tag",
+    "<|python_tag|>",
+    content="<|python_tag|>",
+    calls=[],
+    finish_reason="length",
+    notes="a marker and nothing after it: content, verbatim (unparsed-markup)",
+)
+l3(
+    "trailing-comma",
+    '{"name": "get_time", "parameters": {"timezone": "UTC",}}',
+    content=None,
+    calls=[("get_time", '{"timezone": "UTC",}')],
+    grammar="reject",
+    notes="committed by its name: the call stands, its arguments as written (malformed-arguments)",
+)
+l3(
+    "unknown-tool-after-python-tag",
+    "<|python_tag|>" + json_call("get_stock_price", {"ticker": "NVDA"}),
+    content=None,
+    calls=[("get_stock_price", {"ticker": "NVDA"})],
+    grammar="reject",
+    notes="names are kept as the model wrote them; the grammar allows declared names only",
+)
+l3(
+    "builtin-tool-call",
+    '<|python_tag|>brave_search.call(query="latest price of 1oz gold")',
+    content='<|python_tag|>brave_search.call(query="latest price of 1oz gold")',
+    calls=[],
+    grammar="reject",
+    kind="wild",
+    source=META_LLAMA31_FORMAT.replace("'JSON based tool calling'", "'Builtin Tool Calling'"),
+    notes="a built-in tool call (Environment: ipython, Tools: brave_search): not a JSON call, "
+    "so content verbatim with its marker (unparsed-markup); the grammar wants JSON after "
+    "<|python_tag|>",
+)
+
+# ---- llama3_json: the named recoveries ----------------------------------------------------------
+
+l3(
+    "python-literal-call",
+    "{'name': 'search', 'parameters': {'query': \"it's\", 'top_k': 2, 'exact': True, "
+    "'filter': None}}",
+    content=None,
+    calls=[("search", {"query": "it's", "top_k": 2, "exact": True, "filter": None})],
+    recoveries=("python-literal",),
+    grammar="accept",
+    notes="a call written as a Python dict; under auto the grammar leaves it free text",
+)
+l3(
+    "python-constants-in-arguments",
+    '{"name": "search", "parameters": {"query": "weather", "exact": False, "filter": None}}',
+    content=None,
+    calls=[("search", '{"query": "weather", "exact": false, "filter": null}')],
+    recoveries=("python-literal",),
+    grammar="reject",
+    notes="False and None become false and null as they stream; the rest is the model's text",
+)
+l3(
+    "parameters-as-a-string",
+    '{"name": "get_time", "parameters": "{\\"timezone\\": \\"UTC\\"}"}',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("arguments-string",),
+    grammar="reject",
+    notes="the parameters given as a JSON string holding the object (vLLM's Llama templates "
+    "render 'arguments | tojson', and models imitate the string)",
+)
+l3(
+    "calls-as-a-json-list",
+    "["
+    + json_call("get_current_weather", {"location": "Lima"})
+    + ", "
+    + json_call("get_time", {"timezone": "America/Lima"})
+    + "]",
+    content=None,
+    calls=[
+        ("get_current_weather", {"location": "Lima"}),
+        ("get_time", {"timezone": "America/Lima"}),
+    ],
+    recoveries=("call-list",),
+    grammar="accept",
+    notes="the calls written as a JSON list (what OpenAI-style prompts ask for); under auto "
+    "the grammar constrains each call from its opening and leaves the brackets free",
+)
+l3(
+    "missing-final-brace",
+    '{"name": "get_time", "parameters": {"timezone": "UTC"}',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("missing-end",),
+    grammar="reject",
+    notes="the call object's closing brace never comes; its arguments are complete",
+)
+
+# ---- llama3_json: wild --------------------------------------------------------------------------
+
+TRAFFIC = tool("get_current_traffic", "The traffic in a city", obj(["location"], location=STRING))
+l3(
+    "wild-llama3.2-vision-function-envelope",
+    '{"type": "function", "function": {"name": "get_current_traffic", "parameters": '
+    '{"location": "Sydney"}}',
+    tools=[WEATHER, TRAFFIC],
+    content=None,
+    calls=[("get_current_traffic", {"location": "Sydney"})],
+    recoveries=("function-envelope", "missing-end"),
+    grammar="accept",
+    kind="wild",
+    source="vllm-project/vllm#11786 (comment by hustxiayang, 2025-01-08): the message "
+    "content of llama-3.2-11b-vision-instruct (stop_reason 128008, <|eom_id|>), quoted in "
+    "the thread",
+    model="meta-llama/Llama-3.2-11B-Vision-Instruct",
+    notes=f"{RECONSTRUCTED}. OpenAI's function envelope around the call, and the outer "
+    "object's last brace missing; the grammar's opening for get_current_traffic sees the "
+    "inner call, which is sound",
+)
+INCIDENTS = tool("getOpenIncidentsTool", "The open incidents", {"type": "object", "properties": {}})
+l3(
+    "wild-call-then-question",
+    '{"type": "function", "name": "getOpenIncidentsTool", "parameters": {}} \n\n'
+    "Would you like to know more about a specific open incident?",
+    tools=[INCIDENTS],
+    content="Would you like to know more about a specific open incident?",
+    calls=[("getOpenIncidentsTool", {})],
+    grammar="accept",
+    kind="wild",
+    source="vllm-project/vllm#19024 (pull request description by key4ng, 2025-06-02): the "
+    "model output quoted as the issue to resolve",
+    model="Llama (served with vLLM's llama3_json parser; the model is not named)",
+    notes=f"{RECONSTRUCTED}. The text after the call is content (vLLM 0.33 drops it)",
+)
+WEB_SEARCH = tool("web_search", "Search the web", obj(["query"], query=STRING))
+l3(
+    "wild-llama3.1-cjk-query",
+    '{"name": "web_search", "parameters": {"query": "你好"}}',
+    tools=[WEB_SEARCH],
+    content=None,
+    calls=[("web_search", {"query": "你好"})],
+    grammar="accept",
+    kind="wild",
+    source="raullenchai/Rapid-MLX#700 (description, 2026-06-19): the content "
+    "mlx-community/Meta-Llama-3.1-8B-Instruct-4bit returned for the user message '你好' "
+    "with a web_search tool (the request is in the issue)",
+    model="mlx-community/Meta-Llama-3.1-8B-Instruct-4bit",
+)
+SONGS = tool(
+    "trending_songs",
+    "Returns the trending songs on a Music site",
+    obj(["n"], n=STRING, genre=STRING),
+)
+l3(
+    "wild-meta-doc-pretty-printed",
+    '<|python_tag|>{\n    "type": "function",\n    "name": "trending_songs",\n'
+    '    "parameters": {\n        "n": "10",\n        "genre": "all"\n    }\n}',
+    tools=[SONGS],
+    content=None,
+    calls=[("trending_songs", {"n": "10", "genre": "all"})],
+    grammar="accept",
+    kind="wild",
+    source=META_LLAMA31_FORMAT,
+    notes="the tool as Meta's prompt declares it, with its 'properties' list made an object "
+    "(n and genre declared as strings, as the model answers them)",
+)
+# ---- llama4_json ---------------------------------------------------------------------------------
+
+l4_template("template-single-call", "", [("get_current_weather", BOSTON)], grammar="accept")
+l4_template(
+    "template-content-then-call",
+    "Let me check the weather in Paris.",
+    [("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="the template writes the call directly after the content",
+)
+l4_template(
+    "template-two-calls",
+    "",
+    [("get_current_weather", {"location": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+    notes="the template writes '}{' between calls",
+)
+l4_template(
+    "template-unicode-arguments",
+    "",
+    [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    grammar="accept",
+)
+l4_template(
+    "template-required-choice",
+    "",
+    [("search", {"query": "llama 4 context length", "top_k": 5})],
+    tool_choice="required",
+    grammar="accept",
+)
+l4_template(
+    "template-named-choice",
+    "",
+    [("get_time", {"timezone": "UTC"})],
+    tool_choice={"type": "function", "function": {"name": "get_time"}},
+    grammar="accept",
+)
+l4(
+    "wild-python-start-wrapper",
+    '<|python_start|>{"name": "brave_web_search", "parameters": {"query": "latest news"}}'
+    "<|python_end|>",
+    tools=[tool("brave_web_search", "Search the web with Brave", obj(query=STRING))],
+    content=None,
+    calls=[("brave_web_search", {"query": "latest news"})],
+    grammar="accept",
+    kind="wild",
+    source="vllm-project/vllm#16214 (comment by jhuntbach-bc, 2025-04-09): what a Llama 4 "
+    "model returned as text content when served with a JSON tool parser",
+    model="meta-llama/Llama-4 (Scout or Maverick; the thread does not say)",
+    notes=f"{RECONSTRUCTED}. <|python_start|> and <|python_end|> are framing",
+)
+l4(
+    "wild-scout-bare-json",
+    '{"name": "get_weather", "parameters": {"location": "Paris"}}',
+    tools=[tool("get_weather", "Get the weather", obj(location=STRING))],
+    content=None,
+    calls=[("get_weather", {"location": "Paris"})],
+    grammar="accept",
+    kind="wild",
+    source="jundot/omlx#1153 (pull request description, 2026-05-09): the content "
+    "mlx-community/Llama-4-Scout-17B-16E-Instruct-4bit returned, quoted as the symptom",
+    model="mlx-community/Llama-4-Scout-17B-16E-Instruct-4bit",
+    notes=RECONSTRUCTED,
+)
+l4(
+    "python-start-without-end",
+    "<|python_start|>" + json_call("get_time", {"timezone": "UTC"}),
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+    notes="<|python_end|> is optional: Meta's Llama 4 decoder drops it where it stands",
+)
+l4(
+    "json-record-in-a-sentence",
+    'The record is {"name": "Alice", "age": 30}, as stored.',
+    content='The record is {"name": "Alice", "age": 30}, as stored.',
+    calls=[],
+    grammar="accept",
+    notes="directly after text, but 'Alice' is not a declared tool: content",
+)
+l4(
+    "call-then-text",
+    json_call("get_time", {"timezone": "UTC"}) + "\n\nI'll tell you the time once I have it.",
+    content="I'll tell you the time once I have it.",
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+)
+l4(
+    "truncated-in-arguments",
+    "Checking." + '{"name": "search", "parameters": {"query": "llama',
+    content="Checking.",
+    calls=[("search", '{"query": "llama')],
+    finish_reason="length",
+)
+l4(
+    "end-marker-inside-string",
+    "<|python_start|>"
+    + json_call("write_file", {"path": "notes.md", "content": "Runs end at <|python_end|>."})
+    + "<|python_end|>",
+    content=None,
+    calls=[("write_file", {"path": "notes.md", "content": "Runs end at <|python_end|>."})],
+    notes="inside a JSON string, <|python_end|> is string text",
+)
+
+
+# ---- llama4_pythonic ---------------------------------------------------------------------------
+
+
+def py(slug: str, text: str, **kw: Any) -> None:
+    case(PY, slug, text, tokenizer=LLAMA4, **kw)
+
+
+def py_template(
+    slug: str, content: str, calls: list[tuple[str, dict[str, Any]]], **kw: Any
+) -> None:
+    """A template case: the turn renders every value as a string (``"%s" | format``), so the
+    expected arguments are the rendered strings."""
+    rendered = [(name, {key: str(value) for key, value in args.items()}) for name, args in calls]
+    py(
+        slug,
+        llama4_pythonic_turn(content, calls),
+        content=content or None,
+        calls=list(rendered),
+        kind="template",
+        source=LLAMA4_PYTHONIC_TEMPLATE,
+        **kw,
+    )
+
+
+py_template("template-single-call", "", [("get_current_weather", BOSTON)], grammar="accept")
+py_template(
+    "template-content-then-list",
+    "I'll check the weather in Paris for you.",
+    [("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="the template writes the list right after the content",
+)
+py_template(
+    "template-two-calls",
+    "",
+    [("get_current_weather", {"location": "Tokyo"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+)
+py_template(
+    "template-number-quoted",
+    "",
+    [("search", {"query": "llama 4 release", "top_k": 3})],
+    grammar="reject",
+    notes="the template quotes every value, so top_k is the string '3': the arguments are "
+    "what the model wrote; the grammar, pinning top_k to an integer, refuses the quote",
+)
+py_template(
+    "template-unicode-arguments",
+    "",
+    [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    grammar="accept",
+)
+py_template(
+    "template-required-choice",
+    "",
+    [("get_time", {"timezone": "UTC"})],
+    tool_choice="required",
+    grammar="accept",
+)
+py_template(
+    "template-named-choice",
+    "",
+    [("get_current_weather", {"location": "Rome"})],
+    tool_choice={"type": "function", "function": {"name": "get_current_weather"}},
+    grammar="accept",
+)
+py_template(
+    "template-single-call-not-parallel",
+    "",
+    [("get_time", {"timezone": "Europe/Oslo"})],
+    parallel_tool_calls=False,
+    grammar="accept",
+)
+py(
+    "python-start-wrapper",
+    '<|python_start|>[get_current_weather(location="Paris, France", unit="celsius")]<|python_end|>',
+    content=None,
+    calls=[("get_current_weather", PARIS)],
+    grammar="accept",
+    notes="Llama 4's python tokens around the list are framing (Meta's decoder strips them)",
+)
+py(
+    "python-start-calls-per-line",
+    '<|python_start|>get_time(timezone="UTC")\nget_time(timezone="Asia/Tokyo")<|python_end|>',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+    notes="after <|python_start|>, calls without a list, one per line",
+)
+py(
+    "typed-literals",
+    "[search(query='vllm tool parsers', top_k=3, exact=True, filter=None)]",
+    content=None,
+    calls=[("search", '{"query": "vllm tool parsers", "top_k": 3, "exact": true, "filter": null}')],
+    grammar="accept",
+    notes="the arguments are the canonical json.dumps of the keyword arguments",
+)
+py(
+    "nested-literals",
+    "[create_event(title='Design review', attendees=['ana@example.com', "
+    "\"li@example.com\"], when={'date': '2025-03-14', 'hour': 15}, reminder=False)]",
+    content=None,
+    calls=[("create_event", {**NEXT_WEEK, "reminder": False})],
+    grammar="accept",
+)
+py(
+    "no-arguments",
+    "[get_time()]",
+    content=None,
+    calls=[("get_time", {})],
+    grammar="accept",
+)
+py(
+    "escapes-in-strings",
+    "[write_file(path='C:\\\\temp\\\\notes.txt', content='it\\'s \"quoted\"\\nline two')]",
+    content=None,
+    calls=[("write_file", {"path": "C:\\temp\\notes.txt", "content": 'it\'s "quoted"\nline two'})],
+    grammar="accept",
+)
+py(
+    "content-after-the-list",
+    '[get_time(timezone="UTC")]\n\nI will tell you the time as soon as I have it.',
+    content="I will tell you the time as soon as I have it.",
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+)
+py(
+    "markdown-link-is-content",
+    "The docs are at [the vLLM site](https://docs.vllm.ai) and [here](x).",
+    content="The docs are at [the vLLM site](https://docs.vllm.ai) and [here](x).",
+    calls=[],
+    grammar="accept",
+    notes="a '[' after content starts calls only when its first call names a declared tool",
+)
+py(
+    "undeclared-call-after-text",
+    "You could run [lookup(term='llama')] yourself.",
+    content="You could run [lookup(term='llama')] yourself.",
+    calls=[],
+    grammar="accept",
+)
+py(
+    "tool-choice-none",
+    '[get_time(timezone="UTC")]',
+    tool_choice="none",
+    content='[get_time(timezone="UTC")]',
+    calls=[],
+)
+
+# ---- llama4_pythonic: bad input (the policy decides each: DESIGN §6, toolcall.pycall) ----
+
+FLIGHTS = tool(
+    "book_flight",
+    "Book a flight",
+    obj(["from", "to"], **{"from": STRING, "to": STRING, "class": STRING}),
+)
+py(
+    "keyword-from-and-class",
+    '[book_flight(from="NYC", to="SFO", class="economy")]',
+    tools=[FLIGHTS, TIME],
+    content=None,
+    calls=[("book_flight", {"from": "NYC", "to": "SFO", "class": "economy"})],
+    recoveries=("reserved-word",),
+    grammar="accept",
+    notes="'from' and 'class' are Python keywords (ast.parse refuses the call); the tool "
+    "declares them, and the grammar allows every declared name",
+)
+py(
+    "positional-argument",
+    '[get_current_weather("Paris")]',
+    content='"Paris"',
+    calls=[("get_current_weather", "")],
+    grammar="reject",
+    notes="committed at 'get_current_weather(': nothing was emitted when the positional "
+    "argument (a defect) came, so the arguments are empty (malformed-arguments) and the rest "
+    "of the call up to its ')' is content",
+)
+py(
+    "raw-newline-in-string",
+    '[write_file(path="a.py", content="def f():\n    return 1\n")]',
+    content=None,
+    calls=[("write_file", {"path": "a.py", "content": "def f():\n    return 1\n"})],
+    recoveries=("control-character",),
+    grammar="reject",
+    notes="raw line breaks inside a one-line Python string",
+)
+py(
+    "list-with-a-non-call",
+    '[get_time(timezone="UTC"), 42, get_time(timezone="CET")]',
+    content="42",
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
+    grammar="reject",
+    notes="a later element that is not a call is content, up to the next ','",
+)
+py(
+    "call-inside-a-call",
+    '[get_current_weather(location=get_city(name="home"))]',
+    content='get_city(name="home")',
+    calls=[("get_current_weather", '{"location": ')],
+    grammar="reject",
+    notes="a call is no Python literal: the arguments keep what was emitted, the value up "
+    "to the call's ')' is content",
+)
+py(
+    "json-literals",
+    '[search(query="weather", exact=true, filter=null)]',
+    content=None,
+    calls=[("search", {"query": "weather", "exact": True, "filter": None})],
+    recoveries=("json-literal",),
+    grammar="reject",
+)
+py(
+    "missing-closing-bracket",
+    '[get_time(timezone="UTC")',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("missing-end",),
+    grammar="reject",
+)
+py(
+    "truncated-in-string",
+    '[get_current_weather(location="San Fran',
+    content=None,
+    calls=[("get_current_weather", '{"location": "San Fran')],
+    finish_reason="length",
+)
+py(
+    "truncated-before-the-call",
+    "Let me look.[get_current_wea",
+    content="Let me look.[get_current_wea",
+    calls=[],
+    finish_reason="length",
+    notes="no call committed: content, verbatim",
+)
+py(
+    "wild-llama4-two-calls",
+    '[get_todays_date(), get_weather(location="Dublin, Ireland", date="2025-04-14")]',
+    tools=[
+        tool("get_todays_date", "Today's date", obj()),
+        tool("get_weather", "The weather on a date", obj(location=STRING, date=STRING)),
+    ],
+    content=None,
+    calls=[
+        ("get_todays_date", {}),
+        ("get_weather", {"location": "Dublin, Ireland", "date": "2025-04-14"}),
+    ],
+    grammar="accept",
+    kind="wild",
+    source="vllm-project/vllm#22917 (description by erkintelnyx, 2025-08-14): the deltas "
+    "of a Llama 4 output that llama4_pythonic parsed, logged one per line (DELTA TEXT)",
+    model="meta-llama/Llama-4 (served with llama4_pythonic; the issue does not say which)",
+    notes=f"{RECONSTRUCTED}. The text is the concatenation of the logged deltas",
+)
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_corpus((build() for build in CASES), argv, label="Llama")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

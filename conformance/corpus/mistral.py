@@ -1,0 +1,833 @@
+"""Write the Mistral conformance corpus (parser ``mistral``).
+
+    python conformance/corpus/mistral.py            # (re)write every case file
+    python conformance/corpus/mistral.py --check    # fail if a file is not what it would write
+
+Cases land in ``toolcall_conformance/cases/mistral/<tokenizer>/``, on mistral-common's own
+tokenizers, as vLLM uses them for Mistral models (``--tokenizer-mode mistral``):
+
+* ``mistral-v3``: SentencePiece v3 (Mistral-7B-Instruct-v0.3, Mixtral-8x22B-Instruct-v0.1),
+  the pre-v11 list ``[TOOL_CALLS] [{...}]``; ``[TOOL_CALLS]`` is control token 5;
+* ``mistral-tekken``: tekken v3 (Mistral-NeMo, Ministral-8B-2410, Pixtral), pre-v11 too;
+  ``[TOOL_CALLS]`` is 9;
+* ``mistral-tekken-v11``: the v11 tekken file built offline (reference/tokenizers.md §2.x;
+  Mistral-Small-3.2, Devstral, Magistral, Ministral-3 share its vocabulary and control ids):
+  ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}`` (v11) and ``[TOOL_CALLS]NAME[ARGS]{...}`` (v13).
+  vLLM's detokenizer releases no text for ``[CALL_ID]`` (the case's steps show it), so the
+  parser reads ``NAMEID[ARGS]`` (DESIGN §6).
+
+Provenance:
+
+* ``template``: the assistant message as mistral-common 1.13.1 itself encodes it
+  (``InstructTokenizer.encode_assistant_message``: the model's training format), the final
+  ``</s>`` dropped; the ids are mistral-common's, the expected parse the message encoded;
+* ``wild``: raw outputs quoted in public issues, cited in ``source`` (tokenized here);
+* ``constructed``: written here to probe an edge of the policy.
+
+Every ``expected`` is written by hand from the parsing policy (DESIGN §6 and
+plugins/mistral/README.md) and the format, never from a parser's output. ``expected.grammar``
+says what the structural tag must do with the case's tokens under the request's plan with the
+strict level raised to ``parameter`` (plugins/mistral/README.md, "The grammar").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolcall_conformance.builder import build_case, build_case_from_ids, write_corpus
+from toolcall_conformance.tokenizers import get_tokenizer
+
+ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
+PARSER = "mistral"
+V3 = "mistral-v3"
+TEKKEN = "mistral-tekken"
+V11 = "mistral-tekken-v11"
+
+TEMPLATE = (
+    "mistral-common 1.13.1 InstructTokenizer.encode_assistant_message of an assistant "
+    "message with these tool calls (the model's training format), final </s> dropped "
+    "(see conformance/corpus/mistral.py)"
+)
+V13_FORMAT = (
+    "the v13 tekken format (Mistral-Small-3.2 / Magistral-2507+ / Ministral-3): "
+    "'[TOOL_CALLS]' + name + '[ARGS]' + json.dumps(arguments), as mistral-common encodes a "
+    "tool call without id (vLLM's parser/mistral.py docstring shows the same form)"
+)
+CONSTRUCTED = "written by hand for the Mistral parsing policy (plugins/mistral/README.md)"
+TOOL_CALLS = "[TOOL_CALLS]"
+MARKERS = (TOOL_CALLS, "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")
+MODELS = {
+    V3: "mistralai/Mistral-7B-Instruct-v0.3",
+    TEKKEN: "mistralai/Mistral-Nemo-Instruct-2407",
+    V11: "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+}
+
+
+# -- tools --------------------------------------------------------------------------------
+
+
+def tool(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": dict(parameters)},
+    }
+
+
+WEATHER = tool(
+    "get_current_weather",
+    "Get the current weather in a given location",
+    {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        },
+        "required": ["city"],
+    },
+)
+TIME = tool(
+    "get_time",
+    "The current time in a time zone",
+    {"type": "object", "properties": {"timezone": {"type": "string"}}},
+)
+SEARCH = tool(
+    "search",
+    "Search the web",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "top_k": {"type": "integer"},
+            "exact": {"type": "boolean"},
+        },
+        "required": ["query"],
+    },
+)
+WRITE = tool(
+    "write_file",
+    "Write a text file",
+    {
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+    },
+)
+ALL = [WEATHER, TIME, SEARCH, WRITE]
+
+
+# -- rendering (the benchmark writes its outputs with these too) ------------------------------
+
+
+def v11_turn(content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """What a v11+ model writes: content, then per call [TOOL_CALLS]NAME[ARGS]{json}."""
+    return content + "".join(
+        f"{TOOL_CALLS}{name}[ARGS]{json.dumps(arguments, ensure_ascii=False)}"
+        for name, arguments in calls
+    )
+
+
+def pre_v11_turn(content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """What a pre-v11 model writes: content, then [TOOL_CALLS] and the JSON list of calls."""
+    listed = [{"name": name, "arguments": dict(arguments)} for name, arguments in calls]
+    return f"{content}{TOOL_CALLS} {json.dumps(listed, ensure_ascii=False)}"
+
+
+# -- cases ----------------------------------------------------------------------------------
+
+CASES: list[dict[str, Any]] = []
+
+
+def case(
+    slug: str,
+    text: str | None,
+    *,
+    tokenizer: str,
+    content: str | None,
+    calls: Sequence[tuple[str, dict[str, Any] | str]],
+    ids: list[int] | None = None,
+    tools: list[dict[str, Any]] | None = None,
+    kind: str = "constructed",
+    source: str = CONSTRUCTED,
+    notes: str = "",
+    model: str | None = None,
+    recoveries: tuple[str, ...] = (),
+    grammar: str | None = None,
+    finish_reason: str = "stop",
+    tool_choice: object = "auto",
+    parallel_tool_calls: bool | None = None,
+) -> None:
+    request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
+    request["tool_choice"] = tool_choice
+    if parallel_tool_calls is not None:
+        request["parallel_tool_calls"] = parallel_tool_calls
+    provenance: dict[str, Any] = {
+        "kind": kind,
+        "source": source,
+        "model": model or MODELS[tokenizer],
+    }
+    if notes:
+        provenance["notes"] = notes
+    expected: dict[str, Any] = {
+        "content": content,
+        "tool_calls": [{"name": name, "arguments": arguments} for name, arguments in calls],
+    }
+    if recoveries:
+        expected["recoveries"] = list(recoveries)
+    if grammar is not None:
+        expected["grammar"] = grammar
+    CASES.append(
+        {
+            "slug": slug,
+            "tokenizer": tokenizer,
+            "text": text,
+            "ids": ids,
+            "request": request,
+            "provenance": provenance,
+            "expected": expected,
+            "finish_reason": finish_reason,
+        }
+    )
+
+
+def template_ids(
+    tokenizer: str, calls: Sequence[tuple[str, dict[str, Any], str | None]]
+) -> list[int]:
+    """mistral-common's own encoding of an assistant message with these calls."""
+    from mistral_common.protocol.instruct.messages import AssistantMessage  # noqa: PLC0415
+    from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall  # noqa: PLC0415
+
+    real = get_tokenizer(tokenizer)
+    message = AssistantMessage(
+        tool_calls=[
+            ToolCall(
+                **({"id": call_id} if call_id else {}),
+                function=FunctionCall(name=name, arguments=json.dumps(arguments)),
+            )
+            for name, arguments, call_id in calls
+        ]
+    )
+    instruct = real.hf_tokenizer.instruct_tokenizer
+    ids: list[int] = instruct.encode_assistant_message(message, is_before_last_user_message=False)
+    return ids
+
+
+def template(
+    slug: str,
+    tokenizer: str,
+    calls: Sequence[tuple[str, dict[str, Any], str | None]],
+    **kw: Any,
+) -> None:
+    """A template case: the expected parse is the message mistral-common encoded."""
+    case(
+        slug,
+        None,
+        ids=template_ids(tokenizer, calls),
+        tokenizer=tokenizer,
+        content=None,
+        calls=[(name, arguments) for name, arguments, _ in calls],
+        kind="template",
+        source=TEMPLATE,
+        **kw,
+    )
+
+
+PARIS = {"city": "Paris", "unit": "celsius"}
+TOKYO = {"city": "Tokyo"}
+
+# -- v11+ (tekken v11 vocabulary) -----------------------------------------------------------
+
+template(
+    "template-call-with-id",
+    V11,
+    [("get_current_weather", PARIS, "abcDEF123")],
+    grammar="accept",
+    notes="v11 writes [CALL_ID] and the id; vLLM releases no text for [CALL_ID], so the "
+    "parser reads 'get_current_weatherabcDEF123[ARGS]': a declared name and 9 alphanumerics",
+)
+template(
+    "template-parallel-calls-with-ids",
+    V11,
+    [("get_current_weather", PARIS, "abcDEF123"), ("get_current_weather", TOKYO, "xyz987QWE")],
+    grammar="accept",
+)
+template(
+    "template-call-without-id", V11, [("get_time", {"timezone": "UTC"}, None)], grammar="accept"
+)
+case(
+    "v13-single-call",
+    '[TOOL_CALLS]get_current_weather[ARGS]{"city": "Paris", "unit": "celsius"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_current_weather", PARIS)],
+    kind="template",
+    source=V13_FORMAT,
+    grammar="accept",
+)
+case(
+    "content-then-call",
+    'Let me check the time there.[TOOL_CALLS]get_time[ARGS]{"timezone": "Europe/Paris"}',
+    tokenizer=V11,
+    content="Let me check the time there.",
+    calls=[("get_time", {"timezone": "Europe/Paris"})],
+    grammar="accept",
+)
+DEVSTRAL_TOOLS = [
+    tool(
+        "get_weather",
+        "Weather of a city",
+        {"type": "object", "properties": {"city": {"type": "string"}}},
+    ),
+    tool("grep", "Search files", {"type": "object", "properties": {"pattern": {"type": "string"}}}),
+]
+case(
+    "wild-devstral-parallel-calls",
+    '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]get_weather[ARGS]{"city": "Tokyo"}',
+    tokenizer=V11,
+    tools=DEVSTRAL_TOOLS,
+    content=None,
+    calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})],
+    kind="wild",
+    source="ml-explore/mlx-lm#1448 (Devstral output quoted after the server's first "
+    "[TOOL_CALLS]; the marker that starts the output is restored)",
+    model="mistralai/Devstral-Small-2507",
+    grammar="accept",
+)
+case(
+    "wild-devstral-text-after-call",
+    '[TOOL_CALLS]grep[ARGS]{"pattern": "TODO"}\n\nLet me search for that.',
+    tokenizer=V11,
+    tools=DEVSTRAL_TOOLS,
+    content="Let me search for that.",
+    calls=[("grep", {"pattern": "TODO"})],
+    kind="wild",
+    source="ml-explore/mlx-lm#1448 (a single call followed by prose; vLLM drops the prose: "
+    "vllm-project/vllm#48975); the leading [TOOL_CALLS] is restored",
+    model="mistralai/Devstral-Small-2507",
+    grammar="accept",
+)
+case(
+    "fallback-without-args-marker",
+    '[TOOL_CALLS]get_time{"timezone": "UTC"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    notes="the fallback vLLM's engine also reads: the name ends at '{'",
+    grammar="accept",
+)
+case(
+    "no-arguments",
+    "[TOOL_CALLS]get_time[ARGS]{}",
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {})],
+    grammar="accept",
+)
+case(
+    "whitespace-between-calls",
+    '[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}\n[TOOL_CALLS]get_time[ARGS]{"timezone": "CET"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
+    grammar="accept",
+)
+case(
+    "truncated-in-arguments",
+    '[TOOL_CALLS]write_file[ARGS]{"path": "notes.md", "content": "# Title\\n\\nFirst li',
+    tokenizer=V11,
+    content=None,
+    calls=[("write_file", '{"path": "notes.md", "content": "# Title\\n\\nFirst li')],
+    finish_reason="length",
+)
+case(
+    "name-without-args",
+    "[TOOL_CALLS]get_time",
+    tokenizer=V11,
+    content="[TOOL_CALLS]get_time",
+    calls=[],
+    notes="a name that never completes ([ARGS], [CALL_ID] or '{'): no call, content verbatim",
+    grammar="reject",
+)
+case(
+    "tool-calls-with-nothing-after",
+    "Sure.[TOOL_CALLS]",
+    tokenizer=V11,
+    content="Sure.[TOOL_CALLS]",
+    calls=[],
+    grammar="reject",
+)
+case(
+    "tool-calls-then-prose",
+    "[TOOL_CALLS] I will look up the weather in Paris for you.",
+    tokenizer=V11,
+    content="[TOOL_CALLS] I will look up the weather in Paris for you.",
+    calls=[],
+    kind="wild",
+    source="vllm-project/vllm#5649 (comment: Mistral models sometimes write "
+    "'[TOOL_CALLS] <Free text description of the call the model wants to make>'); the "
+    "sentence is written here after that description",
+    grammar="reject",
+)
+case(
+    "two-json-values-after-args",
+    '[TOOL_CALLS]search[ARGS]{"query": "vllm"}{"query": "mistral"}',
+    tokenizer=V11,
+    content='{"query": "mistral"}',
+    calls=[("search", {"query": "vllm"})],
+    notes="the call ends with its first JSON value; the second is text after it: content",
+    grammar="accept",
+)
+case(
+    "malformed-arguments",
+    '[TOOL_CALLS]search[ARGS]{"query": "vllm", "top_k": 3,}',
+    tokenizer=V11,
+    content=None,
+    calls=[("search", '{"query": "vllm", "top_k": 3,}')],
+    grammar="reject",
+)
+case(
+    "python-literal-arguments",
+    "[TOOL_CALLS]search[ARGS]{'query': 'vllm plugins', 'exact': True}",
+    tokenizer=V11,
+    content=None,
+    calls=[("search", {"query": "vllm plugins", "exact": True})],
+    recoveries=("python-literal",),
+    notes="arguments whose first key is single-quoted: a Python literal "
+    "(vllm-project/vllm#20028: Mistral-Small-3.2 'can't handle single ticks')",
+    grammar="reject",
+)
+case(
+    "arguments-string",
+    '[TOOL_CALLS]get_time[ARGS]"{\\"timezone\\": \\"UTC\\"}"',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("arguments-string",),
+    grammar="reject",
+)
+case(
+    "unknown-tool-kept",
+    '[TOOL_CALLS]get_stock_price[ARGS]{"ticker": "MSFT"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_stock_price", {"ticker": "MSFT"})],
+    grammar="reject",
+)
+case(
+    "id-suffix-on-undeclared-name",
+    "[TOOL_CALLS]lookupabcDEF123[ARGS]{}",
+    tokenizer=V11,
+    content=None,
+    calls=[("lookupabcDEF123", {})],
+    notes="only a declared tool's name followed by 9 alphanumerics is read as name + id",
+)
+case(
+    "markers-inside-a-string",
+    '[TOOL_CALLS]write_file[ARGS]{"path": "a.md", "content": "write [TOOL_CALLS] then [ARGS]"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("write_file", {"path": "a.md", "content": "write [TOOL_CALLS] then [ARGS]"})],
+)
+case(
+    "unicode-arguments",
+    '[TOOL_CALLS]write_file[ARGS]{"path": "café.txt", "content": "東京 ü"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("write_file", {"path": "café.txt", "content": "東京 ü"})],
+    grammar="accept",
+)
+case(
+    "required-template",
+    '[TOOL_CALLS]get_current_weather[ARGS]{"city": "Berlin"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_current_weather", {"city": "Berlin"})],
+    tool_choice="required",
+    kind="template",
+    source=V13_FORMAT,
+    grammar="accept",
+)
+case(
+    "required-with-text-before",
+    'Sure.[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}',
+    tokenizer=V11,
+    content="Sure.",
+    calls=[("get_time", {"timezone": "UTC"})],
+    tool_choice="required",
+    grammar="reject",
+)
+case(
+    "named-choice-other-tool",
+    '[TOOL_CALLS]get_current_weather[ARGS]{"city": "Oslo"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_current_weather", {"city": "Oslo"})],
+    tool_choice={"type": "function", "function": {"name": "get_time"}},
+    grammar="reject",
+)
+case(
+    "parallel-false-two-calls",
+    '[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}[TOOL_CALLS]get_time[ARGS]{"timezone": "CET"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_time", {"timezone": "CET"})],
+    parallel_tool_calls=False,
+    notes="the parser returns both calls (vLLM's chat layer keeps the first); the grammar "
+    "allows one",
+    grammar="reject",
+)
+case(
+    "tool-choice-none",
+    'Calling it anyway.[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}',
+    tokenizer=V11,
+    content='Calling it anyway.[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}',
+    calls=[],
+    tool_choice="none",
+)
+case(
+    "magistral-reasoning-then-call",
+    "[THINK]The user wants the time in Paris, so I call get_time.[/THINK]"
+    '[TOOL_CALLS]get_time[ARGS]{"timezone": "Europe/Paris"}',
+    tokenizer=V11,
+    content=None,
+    calls=[("get_time", {"timezone": "Europe/Paris"})],
+    model="mistralai/Magistral-Small-2509",
+    notes="without --reasoning-parser mistral the parser sees [THINK]...[/THINK]: reasoning, "
+    "not content (the case schema has no field for it; plugins/mistral/tests check it)",
+    grammar="accept",
+)
+
+# -- before v11: SentencePiece v3 -------------------------------------------------------------
+
+template(
+    "template-call-with-id",
+    V3,
+    [("get_current_weather", PARIS, "abcDEF123")],
+    grammar="accept",
+)
+template(
+    "template-parallel-calls",
+    V3,
+    [
+        ("get_current_weather", PARIS, "abcDEF123"),
+        ("get_time", {"timezone": "Asia/Tokyo"}, "Zz9Yy8Xx7"),
+    ],
+    grammar="accept",
+)
+INFERENCE_TOOLS = [
+    tool(
+        "get_current_weather",
+        "Get the current weather",
+        {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string"},
+                "format": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["location", "format"],
+        },
+    )
+]
+case(
+    "wild-mistral-inference-162",
+    None,
+    ids=template_ids(
+        V3,
+        [("get_current_weather", {"location": "San Francisco, CA", "format": "celsius"}, None)],
+    ),
+    tokenizer=V3,
+    tools=INFERENCE_TOOLS,
+    content=None,
+    calls=[("get_current_weather", {"location": "San Francisco, CA", "format": "celsius"})],
+    kind="wild",
+    source="mistralai/mistral-inference#162 (Mistral-7B-Instruct-v0.3: the output ids begin "
+    "5, 1501, 7567, 1629, 2032, 1113 and decode to the JSON list quoted there); ids from "
+    "mistral-common's encoding of that call, which begins with the same six",
+    grammar="accept",
+)
+PYTHON_TOOLS = [
+    tool(
+        "get_current_weather",
+        "Get the current weather",
+        {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "state": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+        },
+    )
+]
+case(
+    "wild-python-literal-list-then-text",
+    "[TOOL_CALLS][{'name': 'get_current_weather', 'arguments': {'city': 'Dallas', 'state': 'TX', "
+    "'unit': 'fahrenheit'}}, {'name': 'get_current_weather', 'arguments': {'city': 'San "
+    "Francisco', 'state': 'CA', 'unit': 'fahrenheit'}}]$$ In order to execute these functions, "
+    "I need to provide the current weather API. Let me find the data for you.\n\nIn Dallas, "
+    "Texas, the temperature is currently 89°F.\n\nIn San Francisco,",
+    tokenizer=V3,
+    tools=PYTHON_TOOLS,
+    content="$$ In order to execute these functions, I need to provide the current weather API. "
+    "Let me find the data for you.\n\nIn Dallas, Texas, the temperature is currently 89°F."
+    "\n\nIn San Francisco,",
+    calls=[
+        ("get_current_weather", {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}),
+        ("get_current_weather", {"city": "San Francisco", "state": "CA", "unit": "fahrenheit"}),
+    ],
+    recoveries=("python-literal",),
+    kind="wild",
+    source="vllm-project/vllm#5649 (review comment: neuralmagic/Mistral-7B-Instruct-v0.3-"
+    "GPTQ-4bit output, quoted up to 'In San Francisco,')",
+    model="neuralmagic/Mistral-7B-Instruct-v0.3-GPTQ-4bit",
+    finish_reason="length",
+)
+case(
+    "malformed-element-between-good-ones",
+    '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}, {"name": "search", '
+    '"arguments": {"query": "x", "top_k": }}, {"name": "get_time", "arguments": {"timezone": '
+    '"CET"}}]',
+    tokenizer=V3,
+    content=None,
+    calls=[
+        ("get_time", {"timezone": "UTC"}),
+        ("search", '{"query": "x", "top_k": }'),
+        ("get_time", {"timezone": "CET"}),
+    ],
+    notes="calls are independent: the middle call keeps its malformed arguments",
+    grammar="reject",
+)
+case(
+    "truncated-in-list",
+    '[TOOL_CALLS] [{"name": "search", "arguments": {"query": "mistral tool',
+    tokenizer=V3,
+    content=None,
+    calls=[("search", '{"query": "mistral tool')],
+    finish_reason="length",
+)
+case(
+    "list-without-closing-bracket",
+    '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}',
+    tokenizer=V3,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("missing-end",),
+)
+case(
+    "parameters-key",
+    '[TOOL_CALLS] [{"name": "get_time", "parameters": {"timezone": "UTC"}}]',
+    tokenizer=V3,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    recoveries=("parameters-key",),
+    grammar="reject",
+)
+case(
+    "arguments-first-with-id",
+    '[TOOL_CALLS] [{"arguments": {"timezone": "UTC"}, "name": "get_time", "id": "Xy12ab9Q0"}]',
+    tokenizer=V3,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+)
+case(
+    "id-not-mistral-shaped",
+    '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}, "id": "call_1"}]',
+    tokenizer=V3,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    notes="the call gets a fresh id; the written one is an ignored member (an event, not a "
+    "recovery)",
+    grammar="reject",
+)
+case(
+    "element-not-a-call",
+    '[TOOL_CALLS] [{"query": "vllm"}]',
+    tokenizer=V3,
+    content='[TOOL_CALLS] [{"query": "vllm"}]',
+    calls=[],
+    grammar="reject",
+)
+case(
+    "tool-choice-none",
+    '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}]',
+    tokenizer=V3,
+    content='[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}]',
+    calls=[],
+    tool_choice="none",
+)
+case(
+    "python-literal-not-strict-json",
+    "[TOOL_CALLS] [{'name': 'search', 'arguments': {'query': \"it's\", 'top_k': 2, "
+    "'exact': False}}]",
+    tokenizer=V3,
+    content=None,
+    calls=[("search", {"query": "it's", "top_k": 2, "exact": False})],
+    recoveries=("python-literal",),
+    grammar="reject",
+)
+
+# -- before v11: tekken v3 ------------------------------------------------------------------
+
+template(
+    "template-call-with-id",
+    TEKKEN,
+    [("get_current_weather", PARIS, "abcDEF123")],
+    grammar="accept",
+)
+template(
+    "template-required",
+    TEKKEN,
+    [("search", {"query": "vllm tool parsers", "top_k": 3}, "Q1w2E3r4T")],
+    grammar="accept",
+    tool_choice="required",
+)
+case(
+    "wild-mlx-1643-read-file",
+    '[TOOL_CALLS][{"name": "read_file", "arguments": {"path": "/tmp/test.txt"}, '
+    '"id": "abcdefghi"}]',
+    tokenizer=TEKKEN,
+    tools=[
+        tool(
+            "read_file",
+            "Read a file",
+            {"type": "object", "properties": {"path": {"type": "string"}}},
+        )
+    ],
+    content=None,
+    calls=[("read_file", {"path": "/tmp/test.txt"})],
+    kind="wild",
+    source="ml-explore/mlx-lm#1643 (the classic Mistral-Nemo / Mistral-Small-2409 form)",
+    grammar="accept",
+)
+case(
+    "wild-mlx-1374-ministral",
+    '[TOOL_CALLS] [{"name": "calculator", "arguments": {"expression": "2+3"}}]',
+    tokenizer=TEKKEN,
+    tools=[
+        tool(
+            "calculator",
+            "Evaluate an expression",
+            {"type": "object", "properties": {"expression": {"type": "string"}}},
+        )
+    ],
+    content=None,
+    calls=[("calculator", {"expression": "2+3"})],
+    kind="wild",
+    source="ml-explore/mlx-lm#1374 (Ministral-8B-Instruct-2410; mlx-lm dropped the call)",
+    model="mistralai/Ministral-8B-Instruct-2410",
+    grammar="accept",
+)
+MAP_TOOLS = [
+    tool(
+        "add_layer_to_map",
+        "Add a layer to a map",
+        {
+            "type": "object",
+            "properties": {
+                "map_id": {"type": "string"},
+                "parameter": {"type": "string"},
+                "source": {"type": "string"},
+                "level": {"type": "string"},
+            },
+        },
+    )
+]
+MAP_LIST = (
+    '[{"name": "add_layer_to_map", "arguments": {"map_id": "map_0", "parameter": "WIND", '
+    '"source": "AROME0.25", "level": "1000Hpa"}}, {"name": "add_layer_to_map", "arguments": '
+    '{"map_id": "map_0", "parameter": "T", "source": "AROME0.25", "level": "1000Hpa"}}]'
+)
+case(
+    "wild-call-list-as-text-without-marker",
+    MAP_LIST,
+    tokenizer=TEKKEN,
+    tools=MAP_TOOLS,
+    content=MAP_LIST,
+    calls=[],
+    kind="wild",
+    source="mistralai/mistral-common#73 (mistral-large wrote its next calls as text, without "
+    "[TOOL_CALLS]); tokenized here with the tekken v3 tokenizer",
+    model="mistral-large-latest",
+    notes="no [TOOL_CALLS]: not a call in this family (calls without a start marker are a "
+    "llama3_json / pythonic reading, DESIGN §6)",
+    grammar="accept",
+)
+case(
+    "single-object-without-list",
+    '[TOOL_CALLS]{"name": "get_time", "arguments": {"timezone": "UTC"}}',
+    tokenizer=TEKKEN,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    grammar="accept",
+)
+case(
+    "repeated-marker",
+    '[TOOL_CALLS][TOOL_CALLS][{"name": "get_time", "arguments": {"timezone": "UTC"}}]',
+    tokenizer=TEKKEN,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    notes="a [TOOL_CALLS] followed only by another is framing (vLLM reads them as one too)",
+    grammar="reject",
+)
+case(
+    "content-after-list",
+    '[TOOL_CALLS][{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}]\n'
+    "I asked for the time in Tokyo.",
+    tokenizer=TEKKEN,
+    content="I asked for the time in Tokyo.",
+    calls=[("get_time", {"timezone": "Asia/Tokyo"})],
+    grammar="accept",
+)
+case(
+    "unicode-arguments",
+    '[TOOL_CALLS][{"name": "write_file", "arguments": {"path": "café.txt", "content": '
+    '"北京欢迎你 ü"}}]',
+    tokenizer=TEKKEN,
+    content=None,
+    calls=[("write_file", {"path": "café.txt", "content": "北京欢迎你 ü"})],
+    grammar="accept",
+)
+
+
+# -- writing --------------------------------------------------------------------------------
+
+
+def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
+    tokenizer, slug = entry["tokenizer"], entry["slug"]
+    common: dict[str, Any] = {
+        "tokenizer": tokenizer,
+        "parser": PARSER,
+        "request": entry["request"],
+        "provenance": entry["provenance"],
+        "expected": entry["expected"],
+        "finish_reason": entry["finish_reason"],
+        "case_id": f"{PARSER}/{tokenizer}/{slug}",
+    }
+    if entry["ids"] is not None:
+        data = build_case_from_ids(token_ids=entry["ids"], **common)
+    else:
+        data = build_case(text=entry["text"], **common)
+    # The tokenizer's tool markers matter to parsing (which generation it is) even where the
+    # output does not use them: the parser's vocabulary lists them, as vLLM's does.
+    specials = get_tokenizer(tokenizer).special_tokens
+    data["special_tokens"] = dict(
+        sorted(
+            {
+                **data["special_tokens"],
+                **{t: specials[t] for t in MARKERS if t in specials},
+            }.items(),
+            key=lambda item: item[1],
+        )
+    )
+    return ROOT / PARSER / tokenizer / f"{slug}.json", data
+
+
+def main(argv: list[str] | None = None) -> int:
+    return write_corpus((build(entry) for entry in CASES), argv, label="Mistral")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

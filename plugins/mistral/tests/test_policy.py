@@ -1,0 +1,264 @@
+"""The parsing policy (DESIGN §6) as it applies to Mistral, and the issue's bad input.
+
+Every expected value is derived from the policy and the format (plugins/mistral/README.md).
+Each output is also replayed one character per step and in one piece under the delta
+contract checker, so that streaming and one-shot agree on it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mistral_testing import TIME, calls, events, feed_all, make_parser, tool
+
+from toolcall import EventName
+from toolcall.contract import check_splits
+
+
+def parse(text: str, **kw: object):  # type: ignore[no-untyped-def]
+    parser = make_parser(**kw)  # type: ignore[arg-type]
+    violations = check_splits(parser, text, [list(text), [text]])
+    assert violations == [], [str(v) for v in violations[:3]]
+    return parser.parse(text)
+
+
+# -- v11 ------------------------------------------------------------------------------------
+
+
+def test_v11_call_with_content_before_and_after() -> None:
+    parsed = parse('Checking.[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}\n\nDone soon.')
+    assert parsed.content == "Checking.\n\nDone soon."
+    assert calls(parsed) == [("get_time", '{"timezone": "UTC"}')]
+    assert events(parsed) == []
+
+
+def test_v11_arguments_are_the_models_own_text() -> None:
+    text = '[TOOL_CALLS]search[ARGS]  {"query":"a  b" ,"n":1.50}  '
+    parsed = parse(text)
+    assert calls(parsed) == [("search", '{"query":"a  b" ,"n":1.50}')]
+
+
+def test_call_id_from_call_id_marker_and_from_text() -> None:
+    written = parse('[TOOL_CALLS]get_time[CALL_ID]abcDEF123[ARGS]{"timezone": "UTC"}')
+    assert [(c.name, c.id) for c in written.tool_calls] == [("get_time", "abcDEF123")]
+    # vLLM's detokenizer releases no text for [CALL_ID]: a declared name + 9 alphanumerics.
+    glued = parse('[TOOL_CALLS]get_timeXy9Zw8Vu7[ARGS]{"timezone": "UTC"}')
+    assert [(c.name, c.id) for c in glued.tool_calls] == [("get_time", "Xy9Zw8Vu7")]
+
+
+def test_an_id_of_the_wrong_shape_is_replaced_and_recorded() -> None:
+    parsed = parse("[TOOL_CALLS]get_time[CALL_ID]call_1[ARGS]{}")
+    call = parsed.tool_calls[0]
+    assert call.name == "get_time"
+    assert call.id != "call_1"
+    assert len(call.id) == 9
+    assert call.id.isalnum()
+    assert events(parsed) == [EventName.IGNORED_MEMBER]
+
+
+def test_fresh_ids_have_mistrals_shape() -> None:
+    parsed = parse("[TOOL_CALLS]get_time[ARGS]{}[TOOL_CALLS]get_time[ARGS]{}")
+    ids = [call.id for call in parsed.tool_calls]
+    assert all(len(i) == 9 and i.isascii() and i.isalnum() for i in ids)
+    assert ids[0] != ids[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("[TOOL_CALLS]", "[TOOL_CALLS]"),  # [TOOL_CALLS] with nothing after it
+        ("Sure.[TOOL_CALLS]  ", "Sure.[TOOL_CALLS]"),
+        ("[TOOL_CALLS]get_time", "[TOOL_CALLS]get_time"),  # a name with no [ARGS]
+        ("[TOOL_CALLS]I cannot call that.", "[TOOL_CALLS]I cannot call that."),
+        ("[TOOL_CALLS][ARGS]{}", "[TOOL_CALLS][ARGS]{}"),  # no name at all
+        ("a [ARGS] b", "a [ARGS] b"),  # a stray marker
+    ],
+)
+def test_a_body_that_is_no_call_is_content_verbatim(text: str, content: str) -> None:
+    parsed = parse(text)
+    assert parsed.tool_calls == ()
+    assert parsed.content == content
+    assert EventName.UNPARSED_MARKUP in events(parsed)
+
+
+def test_two_json_values_after_one_args() -> None:
+    parsed = parse('[TOOL_CALLS]search[ARGS]{"query": "a"}{"query": "b"}')
+    assert calls(parsed) == [("search", '{"query": "a"}')]
+    assert parsed.content == '{"query": "b"}'
+
+
+def test_arguments_cut_by_max_tokens_keep_what_was_written() -> None:
+    parsed = parse('[TOOL_CALLS]search[ARGS]{"query": "vll')
+    assert calls(parsed) == [("search", '{"query": "vll')]
+    assert events(parsed) == [EventName.TRUNCATED]
+    cut_at_args = parse("[TOOL_CALLS]search[ARGS]")
+    assert calls(cut_at_args) == [("search", "")]
+    assert events(cut_at_args) == [EventName.TRUNCATED]
+
+
+def test_a_call_cut_by_the_next_call_is_malformed() -> None:
+    parsed = parse('[TOOL_CALLS]search[ARGS]{"query": "a"[TOOL_CALLS]get_time[ARGS]{}')
+    assert calls(parsed) == [("search", '{"query": "a"'), ("get_time", "{}")]
+    assert events(parsed) == [EventName.MALFORMED_ARGUMENTS]
+
+
+def test_python_literal_arguments_are_recovered_whole() -> None:
+    parsed = parse("[TOOL_CALLS]search[ARGS]{'query': 'x', 'exact': True, 'k': None}")
+    assert json.loads(parsed.tool_calls[0].arguments) == {"query": "x", "exact": True, "k": None}
+    assert parsed.recoveries == ("python-literal",)
+    strict = parse("[TOOL_CALLS]search[ARGS]{'query': 'x'}", strict_parsing=True)
+    assert calls(strict) == [("search", "{'query': 'x'}")]
+    assert events(strict) == [EventName.MALFORMED_ARGUMENTS]
+
+
+def test_python_constants_inside_json_arguments_are_malformed() -> None:
+    # The first key is JSON, so the arguments stream as written; True is no JSON.
+    parsed = parse('[TOOL_CALLS]search[ARGS]{"query": "x", "exact": True}')
+    assert calls(parsed) == [("search", '{"query": "x", "exact": True}')]
+    assert events(parsed) == [EventName.MALFORMED_ARGUMENTS]
+
+
+def test_arguments_given_as_a_json_string() -> None:
+    parsed = parse('[TOOL_CALLS]get_time[ARGS]"{\\"timezone\\": \\"UTC\\"}"')
+    assert calls(parsed) == [("get_time", '{"timezone": "UTC"}')]
+    assert parsed.recoveries == ("arguments-string",)
+
+
+def test_names_are_kept_even_when_undeclared() -> None:
+    parsed = parse("[TOOL_CALLS]do_something[ARGS]{}")
+    assert calls(parsed) == [("do_something", "{}")]
+
+
+def test_a_name_with_a_space_is_no_name() -> None:
+    parsed = parse('[TOOL_CALLS]get time[ARGS]{"a": 1}')
+    assert parsed.tool_calls == ()
+    assert parsed.content == '[TOOL_CALLS]get time[ARGS]{"a": 1}'
+
+
+def test_tool_choice_none_is_all_content() -> None:
+    text = 'Hi.[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}'
+    parsed = parse(text, tool_choice="none")
+    assert parsed.tool_calls == ()
+    assert parsed.content == text
+
+
+def test_reasoning_is_reasoning() -> None:
+    parsed = parse("[THINK]Need the time.[/THINK]Here.[TOOL_CALLS]get_time[ARGS]{}")
+    assert parsed.reasoning == "Need the time."
+    assert parsed.content == "Here."
+    assert calls(parsed) == [("get_time", "{}")]
+    unclosed = parse("[THINK]Thinking on[TOOL_CALLS]get_time[ARGS]{}")
+    assert unclosed.reasoning == "Thinking on"
+    assert calls(unclosed) == [("get_time", "{}")]
+
+
+def test_the_tool_calls_marker_as_plain_text_tokens() -> None:
+    # A non-Mistral tokenizer writes [TOOL_CALLS] as ordinary text: markers are read from
+    # the text, so the split into tokens does not matter.
+    text = '[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}'
+    steps = ["[", "TOOL", "_CALLS", "]", "get", "_time", "[", "ARGS", "]", '{"timezone": "UTC"}']
+    _, parsed = feed_all(make_parser(), steps)
+    assert calls(parsed) == [("get_time", '{"timezone": "UTC"}')]
+    assert parsed.content is None
+    assert "".join(steps) == text
+
+
+# -- before v11 -------------------------------------------------------------------------------
+
+
+def test_pre_v11_list() -> None:
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}, '
+        '{"name": "search", "arguments": {"query": "q"}}]'
+    )
+    assert calls(parsed) == [("get_time", '{"timezone": "UTC"}'), ("search", '{"query": "q"}')]
+    assert parsed.content is None
+
+
+def test_pre_v11_id_before_the_name_is_kept_after_it_is_recorded() -> None:
+    first = parse('[TOOL_CALLS] [{"id": "abcDEF123", "name": "get_time", "arguments": {}}]')
+    assert first.tool_calls[0].id == "abcDEF123"
+    last = parse('[TOOL_CALLS] [{"name": "get_time", "arguments": {}, "id": "abcDEF123"}]')
+    assert last.tool_calls[0].id != "abcDEF123"
+    assert events(last) == [EventName.IGNORED_MEMBER]
+
+
+def test_pre_v11_malformed_element_between_good_ones() -> None:
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "get_time", "arguments": {"timezone": "UTC"}}, '
+        '{"name": "search", "arguments": {"query": }}, '
+        '{"name": "get_time", "arguments": {"timezone": "CET"}}]'
+    )
+    assert calls(parsed) == [
+        ("get_time", '{"timezone": "UTC"}'),
+        ("search", '{"query": }'),
+        ("get_time", '{"timezone": "CET"}'),
+    ]
+    assert [(e.name, e.call_index) for e in parsed.events] == [(EventName.MALFORMED_ARGUMENTS, 1)]
+
+
+def test_pre_v11_element_that_is_no_call_is_content() -> None:
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "get_time", "arguments": {}}, {"tool": "x"}, '
+        '{"name": "search", "arguments": {"query": "q"}}]'
+    )
+    assert calls(parsed) == [("get_time", "{}"), ("search", '{"query": "q"}')]
+    assert parsed.content == '{"tool": "x"}'
+
+
+def test_pre_v11_python_literal_list_and_text_after() -> None:
+    parsed = parse("[TOOL_CALLS] [{'name': 'get_time', 'arguments': {'timezone': 'UTC'}}] Done.")
+    assert calls(parsed) == [("get_time", '{"timezone": "UTC"}')]
+    assert parsed.content == "Done."
+    assert parsed.recoveries == ("python-literal",)
+
+
+def test_pre_v11_recoveries_are_off_under_strict_parsing() -> None:
+    text = '[TOOL_CALLS] [{"name": "get_time", "parameters": {"timezone": "UTC"}}'
+    assert calls(parse(text)) == [("get_time", '{"timezone": "UTC"}')]
+    assert set(parse(text).recoveries) == {"parameters-key", "missing-end"}
+    strict = parse(text, strict_parsing=True)
+    assert calls(strict) == [("get_time", "{}")]
+    assert set(events(strict)) == {EventName.IGNORED_MEMBER, EventName.TRUNCATED}
+
+
+def test_pre_v11_list_cut_inside_a_call() -> None:
+    parsed = parse('[TOOL_CALLS] [{"name": "search", "arguments": {"query": "mist')
+    assert calls(parsed) == [("search", '{"query": "mist')]
+    assert events(parsed) == [EventName.TRUNCATED]
+    no_name = parse('[TOOL_CALLS] [{"name": "sea')
+    assert no_name.tool_calls == ()
+    assert no_name.content == '[TOOL_CALLS] [{"name": "sea'
+
+
+def test_pre_v11_call_without_arguments_gets_an_empty_object() -> None:
+    parsed = parse('[TOOL_CALLS] [{"name": "get_time"}]')
+    assert calls(parsed) == [("get_time", "{}")]
+
+
+def test_repeated_marker_is_framing() -> None:
+    parsed = parse('[TOOL_CALLS] [TOOL_CALLS][{"name": "get_time", "arguments": {}}]')
+    assert calls(parsed) == [("get_time", "{}")]
+    assert parsed.content is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[TOOL_CALLS] [{"name": "get_time", "arguments": {"a": "}]"}}, 3, [1, {"x": "]"}]]',
+        '[TOOL_CALLS]{"name": "get_time", "arguments": {}} and [TOOL_CALLS]search[ARGS]{}',
+        "[TOOL_CALLS] [{'name': 'it\\'s', 'arguments': {'q': \"}]\"}}]",
+        "[THINK][TOOL_CALLS][/THINK][ARGS][CALL_ID][THINK]",
+        "[TOOL_CALLS]get_time[CALL_ID] has no id[ARGS]{}",
+        '[TOOL_CALLS]search[ARGS]{"query": "[TOOL_CALLS]x[ARGS]"}',
+    ],
+)
+def test_odd_outputs_keep_the_contract(text: str) -> None:
+    parse(text)
+
+
+def test_declared_tools_do_not_change_unrelated_reading() -> None:
+    parsed = parse("[TOOL_CALLS]lookupabcDEF123[ARGS]{}", tools=[TIME, tool("lookupabcDEF123")])
+    assert calls(parsed) == [("lookupabcDEF123", "{}")]
+    assert parsed.tool_calls[0].id != "abcDEF123"

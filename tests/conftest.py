@@ -1,0 +1,8 @@
+"""The repository root holds the noxfile under test."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

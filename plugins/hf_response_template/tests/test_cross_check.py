@@ -2,29 +2,30 @@
 
 The plugin ships response templates (data) for the formats of the dedicated families:
 ``hermes`` (Hermes / Qwen JSON), ``glm`` (GLM-4.5 and GLM-4.7), ``mistral_v11``
-(``[TOOL_CALLS]NAME[ARGS]{...}``) and ``llama3_json`` (``{"name", "parameters"}``, at the
-start of the output or after ``<|python_tag|>``). Every shipped case of those families'
-corpora (whatever the kit holds when the test runs: the Mistral and Llama corpora are picked
-up once they are installed) is parsed by ``hf`` with the family's template, and must give the
-same calls as the family's own parse (the case's ``expected``, which the family's parser
-passes in its own sessions; and the family's parser itself where it is installed), except
-where the region spec cannot express the family's format (README, "What a template cannot
-say"):
+(``[TOOL_CALLS]NAME[ARGS]{...}``, or ``NAME{...}``), ``mistral`` (before v11:
+``[TOOL_CALLS][{...}, ...]``) and ``llama3_json`` (``{"name", "parameters"}``, at the start of
+the output or after ``<|python_tag|>``, separated by ``;``). Every shipped case of those
+families' corpora is parsed by ``hf`` with the template of its format (a Mistral case by its
+tokenizer's generation), keeps the delta contract, and must give the same calls as the
+family's own parse (the case's ``expected``, and the family's parser itself), except where
+the region spec cannot express the family's format (README, "What a template cannot say"):
 
 * **recoveries**: a template has none (python literals, ``parameters`` for ``arguments``,
   arguments as a string, a bare JSON call, a GLM value without ``<arg_value>``, a call
-  cut by the next ``<tool_call>``);
-* **a closer inside a JSON string**: a region ends at its closer wherever it stands;
+  cut by the next ``<tool_call>``, a list of llama calls);
+* **a closer inside a JSON string**: a region ends at its closer wherever it stands
+  (``</tool_call>``, llama's ``;``, Mistral's next ``[TOOL_CALLS]``);
 * **defects and truncation inside non-JSON arguments**: between ``xml-inline`` tags a
   template skips text (transformers' rule) where GLM stops at a defect, and ``hf`` emits a
   value when it ends where GLM streams a string as it comes;
 * **undeclared values** (``xml-inline``): a value of an undeclared parameter or tool stays
-  text (transformers' rule) where GLM reads JSON; compared as text here.
+  text (transformers' rule) where GLM reads JSON; compared as text here;
+* **what needs the request's tools**: Mistral v11's text-level id (``NAME`` + 9
+  alphanumerics before ``[ARGS]``), llama3_json calls after content;
+* **llama3_json's other spellings**: ``arguments`` for ``parameters`` (a transform names one
+  path), calls separated by whitespace or nothing (a region ends only at its closer).
 
-The llama3_json template cannot read calls after content (the family reads them when they
-name a declared tool and start a line: a template cannot look at the request's tools), and
-Mistral's v11 text-level id (``NAME`` + 9 alphanumerics before ``[ARGS]``) cannot be told
-from the name; cases of those shapes fall under the rules above or are listed.
+Each exclusion is checked to be real: an excluded case does parse differently.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import json
 from typing import Any
 
 import pytest
+import regex
 from hf_testing import shipped
 
 from toolcall import ParserContext, Vocabulary
@@ -40,6 +42,8 @@ from toolcall.contract import check_stream
 from toolcall.registry import Registry
 from toolcall_conformance.cases import Case, load_cases, shipped_case_dirs
 from toolcall_hf_response_template import HfParser
+from toolcall_hf_response_template.patterns import literal_starts, lookahead_starts
+from toolcall_hf_response_template.template import load_template
 
 #: Each family corpus and the template that writes its format.
 FAMILIES = {
@@ -49,11 +53,19 @@ FAMILIES = {
     "mistral": "mistral_v11",
     "llama3_json": "llama3_json",
 }
+#: Mistral's tokenizers before v11 write the list format.
+PRE_V11 = ("mistral-v3", "mistral-tekken")
 CASES = [(family, case) for family in FAMILIES for case in load_cases(shipped_case_dirs(family))[0]]
 
 
+def template_name(family: str, case: Case) -> str:
+    if family == "mistral" and case.tokenizer in PRE_V11:
+        return "mistral"
+    return FAMILIES[family]
+
+
 def hf_for(family: str, case: Case) -> HfParser:
-    template = shipped(FAMILIES[family])
+    template = shipped(template_name(family, case))
     return HfParser(
         ParserContext(
             request=case.request_view(),
@@ -67,33 +79,50 @@ def hf_for(family: str, case: Case) -> HfParser:
 MAY_AGREE = "a defect or a truncation inside non-JSON arguments"
 
 
+def closer_texts(name: str) -> tuple[str, ...]:
+    """The literal texts the tool closer of a template matches (or looks ahead at)."""
+    closer = load_template(shipped(name)).fields["tool_calls"].close
+    return () if closer is None else (*literal_starts(closer), *lookahead_starts(closer))
+
+
 def cannot_express(family: str, case: Case) -> str | None:
     """Why the region spec cannot give this case the family's parse (``None``: it can)."""
-    fields = shipped(FAMILIES[family])["fields"]["tool_calls"]
+    name = template_name(family, case)
+    fields = shipped(name)["fields"]["tool_calls"]
+    text = case.text
     # missing-end is the template's too (a region its closer does not end by the output's),
     # but a region ends only at its closer: not at the next opener.
-    recoveries = [name for name in case.expected.recoveries if name != "missing-end"]
+    recoveries = [event for event in case.expected.recoveries if event != "missing-end"]
     if recoveries:
         return "a recovery: " + ", ".join(recoveries)
     opener, closer = fields.get("open"), fields.get("close")
-    if isinstance(opener, str) and isinstance(closer, str):
-        text = case.text
+    if "missing-end" in case.expected.recoveries and isinstance(opener, str):
         at = text.find(opener)
         while at >= 0:
             following = text.find(opener, at + len(opener))
-            ended = text.find(closer, at)
+            ended = text.find(closer, at) if isinstance(closer, str) else -1
             if following >= 0 and (ended < 0 or following < ended):
                 return "a call ended by the next opener (missing-end)"
             at = following
-        if any(
-            closer in json.dumps(call.arguments, ensure_ascii=False)
-            for call in case.expected.tool_calls
-        ):
-            return "a closer inside a JSON string"
-    if FAMILIES[family] == "glm" and any(
-        isinstance(call.arguments, str) for call in case.expected.tool_calls
-    ):
+    written = [json.dumps(call.arguments, ensure_ascii=False) for call in case.expected.tool_calls]
+    if any(end in arguments for end in closer_texts(name) for arguments in written):
+        return "a closer inside a JSON string"
+    if name == "glm" and any(isinstance(call.arguments, str) for call in case.expected.tool_calls):
         return MAY_AGREE
+    if name == "mistral" and regex.match(r"\s*(?:\[TOOL_CALLS\]\s*)+\{", text):
+        return "a Mistral call object without its list (a transform reads one or the other)"
+    if name == "mistral_v11" and any(
+        regex.search(regex.escape(call.name) + r"[A-Za-z0-9]{9}\[ARGS\]", text)
+        for call in case.expected.tool_calls
+    ):
+        return "a text-level Mistral id (NAME + 9 alphanumerics before [ARGS])"
+    if name == "llama3_json" and case.expected.tool_calls:
+        if regex.search(r'"arguments"\s*:', text) and '"parameters"' not in text:
+            return "llama3_json's arguments key"
+        if regex.search(r"\}\s*\{", text):
+            return "llama3_json calls separated by whitespace or nothing"
+        if not text.lstrip().startswith("{") and "<|python_tag|>" not in text:
+            return "llama3_json calls after content"
     return None
 
 
@@ -114,7 +143,7 @@ def calls_of(parsed_calls: Any, family: str, case: Case) -> list[tuple[str, Any]
             except ValueError:
                 out.append((call.name, arguments))
                 continue
-        if FAMILIES[family] == "glm" and isinstance(arguments, dict):
+        if template_name(family, case) == "glm" and isinstance(arguments, dict):
             tool = request.tool(call.name)
             declared = (tool.parameters or {}).get("properties", {}) if tool else {}
             arguments = {k: (v if k in declared else as_text(v)) for k, v in arguments.items()}
@@ -124,7 +153,8 @@ def calls_of(parsed_calls: Any, family: str, case: Case) -> list[tuple[str, Any]
 
 def test_the_corpora_are_there() -> None:
     families = {family for family, _ in CASES}
-    assert {"hermes", "glm45", "glm47"} <= families
+    assert set(FAMILIES) <= families
+    assert {template_name(f, c) for f, c in CASES} == {*FAMILIES.values(), "mistral"}
     assert len(CASES) >= 80
 
 

@@ -128,7 +128,12 @@ def test_work_per_delta_does_not_grow(shape: str) -> None:
         (r"<a>.*</a>", False),  # a later </a> would lengthen it
         (r"x\n?", False),
         (r"<tool_call>(?P<name>\w+)(?=\n)", False),  # a look-ahead needs the next text
-        (r";|(?=<\|python_tag\|>)", False),
+        # alternatives told apart by their first character, a look-ahead's included
+        (r";|(?=<\|python_tag\|>)", True),
+        (r"\[TOOL_CALLS\](?P<name>[^\[\]{]+?)(?:\[ARGS\]|(?=\{))", True),
+        (r"x(?=a|$)", False),  # a look-ahead for the end
+        (r"x(?!a)", False),  # a negative look-ahead fails once an 'a' follows
+        (r"x(?:(?=a)|a)", False),  # two alternatives that start alike
         (r"x(?:ab|a)", False),  # more text could make the first branch match
         (r"a$", False),
     ],

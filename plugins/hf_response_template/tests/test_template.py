@@ -19,7 +19,7 @@ from toolcall_hf_response_template import ENV, HfParser, TemplateError, load_tem
 from toolcall_hf_response_template.parser import template_for
 from toolcall_hf_response_template.template import markers_of, unmarked_starts_of
 
-TEMPLATES = ("hermes", "qwen3_coder", "glm", "mistral_v11", "llama3_json")
+TEMPLATES = ("hermes", "qwen3_coder", "glm", "mistral_v11", "mistral", "llama3_json")
 
 
 def shipped(name: str) -> dict[str, Any]:
@@ -302,6 +302,7 @@ def test_a_bad_file_says_what_is_wrong(
         ("qwen3_coder", ("<think>", "</think>", "<tool_call>"), ()),
         # a look-ahead closer has no text; ';' is a single character (punctuation)
         ("mistral_v11", ("[THINK]", "[/THINK]", "[TOOL_CALLS]"), ()),
+        ("mistral", ("[TOOL_CALLS]",), ()),
         # each alternative of the opener counts; ^\s*(?={) begins a call with no marker
         ("llama3_json", ("<|python_tag|>",), ("{",)),
     ],

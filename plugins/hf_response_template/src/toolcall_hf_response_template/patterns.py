@@ -89,10 +89,11 @@ _compiler: Any = importlib.import_module("re._compiler")
 
 def settles_at_end(pattern: str) -> bool:
     """Whether a complete match of ``pattern`` that reaches the end of the text stays
-    what it is whatever text follows: no look-ahead or end anchor, and every repeat that
-    could take more (greedy, of varying count) is followed by literal text it cannot
-    start to match (``[^>]+>``, ``\\s*<``), so the match needs no more text to be
-    decided (mistral's ``[TOOL_CALLS]NAME[ARGS]`` is a call when ``[ARGS]`` arrives).
+    what it is whatever text follows: no end anchor or negative look-ahead, alternatives
+    told apart by their first character, and every repeat that could take more (greedy,
+    of varying count) followed by literal text it cannot start to match (``[^>]+>``,
+    ``\\s*<``), so the match needs no more text to be decided (mistral's
+    ``[TOOL_CALLS]NAME[ARGS]`` is a call when ``[ARGS]`` arrives).
     ``False`` when in doubt: then such a match waits for the next text or the end."""
     try:
         parsed = sre_parser.parse(pattern, sre_constants.SRE_FLAG_DOTALL)
@@ -113,15 +114,20 @@ def _settles(items: Sequence[tuple[Any, Any]], rest: list[tuple[Any, Any]], stat
             if not _settles(list(arg[3]), after, state):
                 return False
         elif op == sre_constants.BRANCH:
-            # Branches told apart by their first character: more text cannot make an
-            # earlier branch match instead (``(?:ab|a)`` could).
-            firsts = [_literal_text(list(branch))[:1] for branch in arg[1]]
+            # Branches told apart by their first character (a look-ahead's counts): more
+            # text cannot make an earlier branch match instead (``(?:ab|a)`` could).
+            firsts = [_first(list(branch)) for branch in arg[1]]
             if not all(firsts) or len(set(firsts)) != len(firsts):
                 return False
             if not all(_settles(list(branch), after, state) for branch in arg[1]):
                 return False
+        elif op == sre_constants.ASSERT and arg[0] == 1:
+            # A look-ahead that held keeps holding as text is added, unless it looks for
+            # an end (``(?=a|$)``) or for an absence.
+            if not _monotone(list(arg[1])):
+                return False
         elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            if arg[0] != -1:  # a look-ahead looks past what was read
+            if arg[0] != -1:  # a negative look-ahead may fail once more text is read
                 return False
         elif op == sre_constants.AT:
             if arg not in _STARTS:
@@ -135,6 +141,37 @@ def _settles(items: Sequence[tuple[Any, Any]], rest: list[tuple[Any, Any]], stat
             if not _takes_no_more(list(body), after, state):
                 return False
         else:
+            return False
+    return True
+
+
+def _first(items: list[tuple[Any, Any]]) -> str:
+    """The character every match of ``items`` starts with, or that a leading
+    look-ahead requires there ("" when none is known)."""
+    if items and items[0][0] == sre_constants.ASSERT and items[0][1][0] == 1:
+        return _literal_text(list(items[0][1][1]))[:1]
+    return _literal_text(items)[:1]
+
+
+def _monotone(items: Sequence[tuple[Any, Any]]) -> bool:
+    """Whether a match of ``items`` stays a match whatever text is added after it: no
+    end anchor, word boundary or negative look-around."""
+    for op, arg in items:
+        if op in _CHAR_OPS:
+            continue
+        if op == sre_constants.SUBPATTERN:
+            ok = _monotone(list(arg[3]))
+        elif op == sre_constants.BRANCH:
+            ok = all(_monotone(list(branch)) for branch in arg[1])
+        elif op in (*_REPEATS, sre_constants.POSSESSIVE_REPEAT):
+            ok = _monotone(list(arg[2]))
+        elif op == sre_constants.ASSERT:
+            ok = _monotone(list(arg[1]))
+        elif op == sre_constants.AT:
+            ok = arg in _STARTS
+        else:
+            ok = False
+        if not ok:
             return False
     return True
 

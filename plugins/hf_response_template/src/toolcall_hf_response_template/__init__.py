@@ -6,4 +6,14 @@ from __future__ import annotations
 from toolcall_hf_response_template.parser import ENV, HfParser, template_for
 from toolcall_hf_response_template.template import Template, TemplateError, load_template
 
-__all__ = ["ENV", "HfParser", "Template", "TemplateError", "load_template", "template_for"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "ENV",
+    "HfParser",
+    "Template",
+    "TemplateError",
+    "__version__",
+    "load_template",
+    "template_for",
+]

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolcall.parser import ParserContext
 from toolcall.registry import Registry
-from toolcall.types import Request
-from toolcall_bench.linear import SHAPES, distinct_parsers, main, shape_output
-from toolcall_bench.outputs import REQUEST, TOOL_NAME, renderer_for
+from toolcall_bench.linear import SHAPES, context_for, distinct_parsers, main, shape_output
+from toolcall_bench.outputs import TOOL_NAME, renderer_for
 
 PARSERS = distinct_parsers(Registry.load())
 #: How many calls each shape holds (``None``: at least two).
@@ -30,7 +28,7 @@ def test_each_shape_parses_as_it_says(name: str, shape: str) -> None:
     render, _ = renderer_for(name, parser_class)
     text = shape_output(shape, render, parser_class, 3000)
     assert 2000 <= len(text) <= 6000
-    parser = parser_class(ParserContext(request=Request.from_openai(REQUEST)))
+    parser = parser_class(context_for(parser_class))
     parsed = parser.parse(text)
     expected = CALLS[shape]
     if expected is None:

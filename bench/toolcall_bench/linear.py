@@ -38,10 +38,10 @@ from pathlib import Path
 
 from toolcall.parser import Parser, ParserContext
 from toolcall.registry import Registry
-from toolcall.types import Request
-from toolcall_bench.outputs import CONTENT, REQUEST, TOOL_NAME, Render, renderer_for
+from toolcall.types import Request, Vocabulary
+from toolcall_bench.outputs import CONTENT, REQUEST, TOOL_NAME, Render, metadata_for, renderer_for
 
-__all__ = ["SHAPES", "main", "measure_row", "shape_output"]
+__all__ = ["SHAPES", "context_for", "main", "measure_row", "shape_output"]
 
 #: Characters per delta: about two tokens of prose.
 DELTA = 8
@@ -65,6 +65,13 @@ _PROSE = (
 )
 
 
+def context_for(parser_class: type[Parser]) -> ParserContext:
+    """The context every shape is parsed in: the benchmark's request, and the tokenizer
+    metadata the parser needs (:func:`~toolcall_bench.outputs.metadata_for`)."""
+    vocabulary = Vocabulary(metadata=metadata_for(parser_class))
+    return ParserContext(request=Request.from_openai(REQUEST), vocabulary=vocabulary)
+
+
 def shape_output(shape: str, render: Render, parser_class: type[Parser], size: int) -> str:
     """An output of about ``size`` characters of ``shape`` in the parser's format."""
     if shape == "arguments":
@@ -75,9 +82,8 @@ def shape_output(shape: str, render: Render, parser_class: type[Parser], size: i
     if shape == "whitespace":
         return "Yes" + (" \n\t" * (size // 3)) + "done."
     if shape == "partial markers":
-        starts = [
-            m[: max(1, len(m) - 1)] for m in (*parser_class.markers, *parser_class.unmarked_starts)
-        ]
+        parser = parser_class(context_for(parser_class))  # hf's markers come from its template
+        starts = [m[: max(1, len(m) - 1)] for m in (*parser.markers, *parser.unmarked_starts)]
         unit = " ".join(starts or ["<"]) + " "
         return (unit * (size // len(unit) + 1))[:size]
     if shape == "deep nesting":
@@ -116,14 +122,14 @@ class Row:
 def measure_row(
     name: str, parser_class: type[Parser], shape: str, sizes: Sequence[int], render: Render
 ) -> Row:
-    request = Request.from_openai(REQUEST)
+    context = context_for(parser_class)
     costs = []
     for size in sizes:
         text = shape_output(shape, render, parser_class, size)
         steps = [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
         best = float("inf")
         for _ in range(3 if size <= 512_000 else 1):
-            stream = parser_class(ParserContext(request=request)).stream()
+            stream = parser_class(context).stream()
             feed = stream.feed
             started = time.process_time()
             for step in steps:

@@ -50,6 +50,7 @@ __all__ = [
     "build_output",
     "build_output_of_bytes",
     "family_tokenizer",
+    "metadata_for",
     "renderer_for",
     "variants_of",
 ]
@@ -229,6 +230,16 @@ def renderer_for(name: str, parser_class: type[Parser]) -> tuple[Render, str]:
     script, pick = known
     path = ROOT / "conformance" / "corpus" / script
     return pick(_load_script(path)), f"conformance/corpus/{script}"
+
+
+def metadata_for(parser_class: type[Parser]) -> dict[str, Any]:
+    """The tokenizer metadata ``parser_class`` is run with: a format that is data (hf)
+    defines the classmethod ``example_template()``, the ``response_template`` a
+    checkpoint of its :data:`HOOK` output's format carries."""
+    example_template = getattr(parser_class, "example_template", None)
+    if callable(example_template):
+        return {"response_template": example_template()}
+    return {}
 
 
 def family_tokenizer(name: str, parser_class: type[Parser]) -> str:

@@ -42,6 +42,7 @@ from toolcall_bench.outputs import (
     Variant,
     build_output,
     build_output_of_bytes,
+    metadata_for,
     variants_of,
 )
 from toolcall_conformance.tokenizers import cache_root, get_tokenizer
@@ -395,6 +396,12 @@ def _parser(
     from toolcall.vllm.adapters import adapter_class  # noqa: PLC0415 - imports vLLM
 
     builtin = baseline.builtin_class(name)
+    metadata = metadata_for(entry.parser_class)
+    if "response_template" in metadata:
+        # A format that is data (hf): the tokenizer carries the template, as a checkpoint's.
+        vllm_tokenizer = _cached(
+            baseline.vllm_tokenizer(tokenizer_name, response_template=metadata["response_template"])
+        )
     drivers: list[Driver] = [
         VllmDriver("builtin", baseline.compose(builtin), vllm_tokenizer, request),
         VllmDriver("adapter", baseline.compose(adapter_class(name)), vllm_tokenizer, request),
@@ -402,7 +409,9 @@ def _parser(
             entry.parser_class,
             ParserContext(
                 request=Request.from_openai(REQUEST),
-                vocabulary=Vocabulary(special_tokens=dict(tokenizer.special_tokens)),
+                vocabulary=Vocabulary(
+                    special_tokens=dict(tokenizer.special_tokens), metadata=metadata
+                ),
             ),
         ),
         VllmDriver(

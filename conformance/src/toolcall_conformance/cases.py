@@ -69,7 +69,7 @@ SCHEMA_ID = "toolcall-case/1"
 #: Optional fields this kit's copy of the schema adds to the normative one
 #: (shared/conformance/case.schema.json), as JSON paths below the root. A case that uses
 #: one is still a ``toolcall-case/1`` case; readers that do not know the field ignore it.
-SCHEMA_ADDITIONS = ("expected.grammar_refusal",)
+SCHEMA_ADDITIONS = ("response_template", "expected.reasoning", "expected.grammar_refusal")
 
 #: ``extra`` key listing the parts of a case a person must still review (the builder and the
 #: recorder set ``{"needs_review": ["expected"]}`` when no expected parse was given).
@@ -128,6 +128,10 @@ class Expected:
     tool_calls: tuple[ExpectedCall, ...]
     recoveries: tuple[str, ...] = ()
     grammar: Literal["accept", "reject"] | None = None
+    #: The reasoning the parse must yield (compared like content) when
+    #: ``reasoning_checked``; a case without ``expected.reasoning`` does not check it.
+    reasoning: str | None = None
+    reasoning_checked: bool = False
     grammar_refusal: GrammarRefusal | None = None
 
 
@@ -147,6 +151,10 @@ class Case:
     expected: Expected
     extra: Mapping[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    #: ``response_template.template``: the template a data-driven parser (hf) reads.
+    response_template: Mapping[str, Any] | None = None
+    #: ``response_template.prompt``: the end of the rendered prompt the output continues.
+    prompt: str | None = None
 
     @property
     def text(self) -> str:
@@ -171,8 +179,12 @@ class Case:
         return Request.from_openai(self.request)
 
     def vocabulary(self) -> Vocabulary:
-        """The special tokens of the case, as a parser context carries them."""
-        return Vocabulary(special_tokens=dict(self.special_tokens))
+        """The special tokens of the case (and its response template, if any), as a
+        parser context carries them."""
+        metadata = (
+            {} if self.response_template is None else {"response_template": self.response_template}
+        )
+        return Vocabulary(special_tokens=dict(self.special_tokens), metadata=metadata)
 
     def where(self) -> str:
         return str(self.path) if self.path is not None else self.id
@@ -295,6 +307,7 @@ def _semantic_problems(data: Mapping[str, Any], path: Path | str | None) -> list
 def _case_from_data(data: Mapping[str, Any], path: Path | None) -> Case:
     output = data["output"]
     expected = data["expected"]
+    template = data.get("response_template", {})
     return Case(
         id=data["id"],
         parser=data["parser"],
@@ -319,12 +332,16 @@ def _case_from_data(data: Mapping[str, Any], path: Path | None) -> Case:
             ),
             recoveries=tuple(expected.get("recoveries", ())),
             grammar=expected.get("grammar"),
+            reasoning=expected.get("reasoning"),
+            reasoning_checked="reasoning" in expected,
             grammar_refusal=GrammarRefusal(**expected["grammar_refusal"])
             if "grammar_refusal" in expected
             else None,
         ),
         extra=dict(data.get("extra", {})),
         path=path,
+        response_template=template.get("template"),
+        prompt=template.get("prompt"),
     )
 
 

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolcall import Parser, ParserContext, StrictLevel, Vocabulary
+from toolcall import Parser, ParserContext, StrictLevel
 from toolcall.contract import Violation, check_stream
 from toolcall.strictness import Plan, resolve_plan
 from toolcall_conformance.cases import case_tokenizer
@@ -182,10 +182,11 @@ def corpus_of(parser_class: type[Parser]) -> str:
 
 def build_parser(parser_class: type[Parser], case: Case) -> Parser:
     """The parser for one case: built, as vLLM builds it per request, from the case's
-    request and the tokenizer's special tokens."""
+    request, the tokenizer's special tokens (and response template) and the prompt."""
     context = ParserContext(
         request=case.request_view(),
-        vocabulary=Vocabulary(special_tokens=dict(case.special_tokens)),
+        vocabulary=case.vocabulary(),
+        prompt=case.prompt,
     )
     return parser_class(context)
 

@@ -3,7 +3,7 @@
 The rules are the case format's (``case.schema.json``):
 
 * content is compared after stripping leading and trailing whitespace; ``null`` and
-  ``""`` are equal;
+  ``""`` are equal; so is reasoning, where the case gives ``expected.reasoning``;
 * calls are compared in order: the name exactly, the arguments by JSON value when
   ``expected`` gives an object, or as the exact text when it gives a string (a truncated
   call, or arguments that are not valid JSON);
@@ -63,6 +63,11 @@ def first_difference(
     got = (parsed.content or "").strip()
     if want != got:
         return f"content: {text_difference(want, got)}"
+    if getattr(expected, "reasoning_checked", False):
+        want = (getattr(expected, "reasoning", None) or "").strip()
+        got = (parsed.reasoning or "").strip()
+        if want != got:
+            return f"reasoning: {text_difference(want, got)}"
     calls = parsed.tool_calls
     if len(calls) != len(expected.tool_calls):
         names = [call.name for call in calls]

@@ -19,7 +19,8 @@ inserted), each fed one-shot and under several splits. Per output
   the output, which a family may read as its call's framing, DESIGN §6
   ``missing-end``) occurs at least as often in what
   the parse returned (content, names, arguments) as in the output, unless the
-  parse records that it ignored something (``ignored-member``, ``duplicate-key``).
+  parse records that it ignored something (``ignored-member``, ``duplicate-key``,
+  ``ignored-text``).
   Words of the formats' own structure (:data:`STRUCTURE_WORDS`) are exempt.
 
 and per parser (:func:`check_stream_api`): ``feed`` after ``finish`` raises a clear
@@ -83,6 +84,7 @@ STRUCTURE_WORDS = frozenset(
         "start",
         "end",
         "function_calls",
+        "parameter",
     }
 )
 
@@ -92,7 +94,7 @@ _ESCAPE = regex.compile(r"\\(?:u[0-9a-fA-F]{0,4}|x[0-9a-fA-F]{0,2}|N\{[^}]*\}|U[
 _SYNTAX = [*"{}[]()<>:,;=\"'\\/|.`#", "\n", "\t", " ", "  ", "\r\n"]
 _TEXT = ["é", "東京", "🗼", "\u00a0", "\u2028", "x", "Paris", "42", "-1e400", "null", "True"]
 #: Events after which a parser may have dropped text on purpose (and said so).
-_DROPS = frozenset({EventName.IGNORED_MEMBER, EventName.DUPLICATE_KEY})
+_DROPS = frozenset({EventName.IGNORED_MEMBER, EventName.DUPLICATE_KEY, EventName.IGNORED_TEXT})
 _DEFECTS = frozenset({EventName.MALFORMED_ARGUMENTS, EventName.TRUNCATED})
 
 

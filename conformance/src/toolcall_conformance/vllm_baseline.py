@@ -28,6 +28,7 @@ call's first delta is checked for an index, an id, type ``function`` and its nam
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ BASELINE_CHECKS = ("parse", *STREAM_CHECKS)
 #: The tokenizer a text-only case (``tokenizer: null``) is parsed with, per parser name:
 #: vLLM always builds its parsers with one.
 DEFAULT_TOKENIZERS = {
+    "hf": "qwen2.5",
     "hermes": "qwen2.5",
     "qwen3_json": "qwen2.5",
     "glm45": "glm4.5",
@@ -162,7 +164,22 @@ class VllmBaseline:
     def compose(self, tool_parser_class: type[Any]) -> type[Any]:
         """``tool_parser_class`` inside vLLM's ``DelegatingParser``, as
         ``ParserManager._compose_parser``'s default branch composes it (no reasoning
-        parser). Build an instance per output with ``(tokenizer, request.tools)``."""
+        parser); a response-template tool parser (``hf``) inside the parser of the whole
+        message it stands for, as ``ParserManager`` composes that one. Build an instance
+        per output with ``(tokenizer, request.tools)``; for a response-template parser the
+        tokenizer carries the template (:meth:`vllm_tokenizer`)."""
+        unified = getattr(tool_parser_class, "unified_parser_cls", None)
+        if callable(unified):
+            return type(
+                f"Conformance{tool_parser_class.__name__}",
+                (unified(),),
+                {
+                    "reasoning_parser_cls": None,
+                    "tool_parser_cls": tool_parser_class,
+                    "tool_strict_level": None,
+                    "_enable_auto_tools": True,
+                },
+            )
         return type(
             f"Conformance{tool_parser_class.__name__}",
             (self._delegating,),
@@ -175,18 +192,23 @@ class VllmBaseline:
 
     def _tokenizer(self, name: str, case: Case) -> Any:
         if case.tokenizer is not None:
-            return self._as_vllm(case_tokenizer(case))
+            return self._as_vllm(case_tokenizer(case), response_template=case.response_template)
         tokenizer_name = DEFAULT_TOKENIZERS.get(name)
         if tokenizer_name is None:
             msg = f"text-only case and no default tokenizer for vLLM's {name!r}"
             raise ValueError(msg)
-        return self.vllm_tokenizer(tokenizer_name)
+        return self.vllm_tokenizer(tokenizer_name, response_template=case.response_template)
 
-    def vllm_tokenizer(self, tokenizer_name: str) -> Any:
-        """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with."""
-        return self._as_vllm(get_tokenizer(tokenizer_name))
+    def vllm_tokenizer(
+        self, tokenizer_name: str, *, response_template: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The real tokenizer ``tokenizer_name`` as the object vLLM builds parsers with
+        (carrying ``response_template`` as a checkpoint's ``tokenizer_config.json`` would)."""
+        return self._as_vllm(get_tokenizer(tokenizer_name), response_template=response_template)
 
-    def _as_vllm(self, tokenizer: RealTokenizer) -> Any:
+    def _as_vllm(
+        self, tokenizer: RealTokenizer, *, response_template: Mapping[str, Any] | None = None
+    ) -> Any:
         if tokenizer.tokenizer_json_path is None:
             # mistral-common: vLLM wraps transformers' MistralCommonBackend (over the same
             # file) in its own MistralTokenizer, as --tokenizer-mode mistral does.
@@ -194,7 +216,12 @@ class VllmBaseline:
             backend = importlib.import_module("transformers.tokenization_mistral_common")
             path = tokenizer.hf_tokenizer.instruct_tokenizer.tokenizer.file_path
             return mistral.MistralTokenizer(backend.MistralCommonBackend(tokenizer_path=str(path)))
-        return tokenizer.hf_tokenizer
+        if response_template is None:
+            return tokenizer.hf_tokenizer
+        # A copy: the shared tokenizer is left alone.
+        carrying = copy.copy(tokenizer.hf_tokenizer)
+        carrying.response_template = dict(response_template)
+        return carrying
 
     def _request(self, case: Case) -> Any:
         return self.chat_request(case.request)

@@ -50,7 +50,7 @@ from __future__ import annotations
 import abc
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
 from toolcall.scanning import (
     UNDECODED,
@@ -163,6 +163,13 @@ class CallStream(abc.ABC):
     (``None``: the family reads the raw text itself in :meth:`on_text`).
     """
 
+    #: Whether the family reads ``tool_choice: "none"`` itself. By default the machine
+    #: passes every character through as content without calling the hooks; a family
+    #: whose output holds more than calls (reasoning it marks itself) sets this, and then
+    #: opens no call under ``"none"`` (:meth:`open_call` raises), returning its call
+    #: markup as content.
+    handles_none: ClassVar[bool] = False
+
     def __init__(self, parser: Parser, markers: Markers | Iterable[str] | None = None) -> None:
         self.parser = parser
         self.request = parser.request
@@ -183,7 +190,8 @@ class CallStream(abc.ABC):
         self.__since_call = 0  # content released since that call
         #: A delta with a character some marker starts with never takes a fast path.
         self.__marker_first = markers.first if markers is not None else None
-        self.__none = self.request.tool_choice == "none"
+        self.__no_calls = self.request.tool_choice == "none"
+        self.__none = self.__no_calls and not self.handles_none
         #: Whether :meth:`finish` is running (the hooks see the end of the output).
         self.ending = False
         self.__out = _Output()
@@ -192,6 +200,7 @@ class CallStream(abc.ABC):
         self.__gate = ContentGate()
         self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
         self.__pending: list[tuple[str, int]] = []
+        self.__limbo: list[tuple[str, int]] = []  # held text taken back during this step
         self.__deferred: list[tuple[str, int]] = []
         self.__accounted = 0  # the end of the furthest text given a fate
         self.__position = 0
@@ -274,6 +283,7 @@ class CallStream(abc.ABC):
                         self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
         except Exception as error:
             self.__fail(error, held + text, held_start)
+        self.__limbo = []
         return self.__out.take()
 
     def finish(self) -> list[Delta]:
@@ -294,6 +304,7 @@ class CallStream(abc.ABC):
                 self.__wind_up()
             except Exception as error:
                 self.__fail(error, held, held_start)
+        self.__limbo = []
         self.__gate.finish()
         self.__drop_gate_spans()
         return self.__out.take()
@@ -336,6 +347,9 @@ class CallStream(abc.ABC):
         """Commit a call: its index, an id (``call_id``, or a fresh one in the parser's
         style) and its complete name, with any argument text already known. Whitespace
         that the content gate held before it was framing. Returns the index."""
+        if self.__no_calls:
+            msg = 'open_call() under tool_choice "none"'
+            raise RuntimeError(msg)
         if self.__index >= 0:
             self.close_call()
         index = self.__calls
@@ -453,11 +467,15 @@ class CallStream(abc.ABC):
             self.__remember(released)
 
     def reasoning(self, text: str, start: int) -> None:
-        """Text the format itself marks as reasoning (DESIGN §6). It is accounted for
-        like framing: the rest of the output is content."""
+        """Text the format itself marks as reasoning (DESIGN §6), verbatim. Like content,
+        it is output text outside the framing (the contract checker holds the released
+        content and reasoning, in order, against the output outside the framing). Like a
+        call, it is a boundary for content: whitespace the gate held before it is framing."""
         if not text:
             return
-        self.frame(start, start + len(text))
+        self.__accounted = max(self.__accounted, start + len(text))
+        self.__gate.boundary()
+        self.__drop_gate_spans()
         self.__out.pieces.append((_REASONING, None, None, text))
         if self.__tail:
             self.__joining = True
@@ -478,6 +496,22 @@ class CallStream(abc.ABC):
         self.__accounted = max(self.__accounted, end)
         self.__pending.append((text, start))
 
+    def unhold(self, start: int) -> None:
+        """Take back the held text from offset ``start`` on, undecided: the family kept a
+        copy of it (say, a delimiter that may still complete) and gives it a fate again,
+        through the calls above, before the hook returns. If the family fails first, it
+        is content. Held text before ``start`` stays held."""
+        pending = self.__pending
+        taken: list[tuple[str, int]] = []
+        while pending and pending[-1][1] >= start:
+            taken.append(pending.pop())
+        if pending:
+            text, at = pending[-1]
+            if at + len(text) > start:
+                pending[-1] = (text[: start - at], at)
+                taken.append((text[start - at :], start))
+        self.__limbo[:0] = reversed(taken)
+
     @property
     def held(self) -> str:
         """The text held so far."""
@@ -492,25 +526,26 @@ class CallStream(abc.ABC):
         """The offset of the first held character, or ``None``."""
         return self.__pending[0][1] if self.__pending else None
 
-    def settle(self) -> None:
-        """The held text was framing."""
-        pending, self.__pending = self.__pending, []
+    def settle(self, end: int | None = None) -> None:
+        """The held text was framing (only the part before offset ``end``, if given)."""
+        pending = self.__take_pending(end)
         for text, start in pending:
             self.__add_span(start, start + len(text))
 
-    def release(self) -> None:
-        """The held text was content, verbatim."""
-        pending, self.__pending = self.__pending, []
+    def release(self, end: int | None = None) -> None:
+        """The held text was content, verbatim (only the part before offset ``end``,
+        if given)."""
+        pending = self.__take_pending(end)
         if not pending:
             return
-        start = end = pending[0][1]
+        start = reach = pending[0][1]
         run: list[str] = []
         for text, at in pending:
-            if at != end:
+            if at != reach:
                 self.content("".join(run), start)
                 run, start = [], at
             run.append(text)
-            end = at + len(text)
+            reach = at + len(text)
         self.content("".join(run), start)
 
     def json_arguments(
@@ -558,6 +593,23 @@ class CallStream(abc.ABC):
 
     # -- internals ------------------------------------------------------------------------
 
+    def __take_pending(self, end: int | None) -> list[tuple[str, int]]:
+        """The held pieces before offset ``end`` (all of them for ``None``), taken."""
+        pending = self.__pending
+        if end is None:
+            self.__pending = []
+            return pending
+        count = 0
+        while count < len(pending) and pending[count][1] + len(pending[count][0]) <= end:
+            count += 1
+        taken = pending[:count]
+        if count < len(pending) and pending[count][1] < end:
+            text, start = pending[count]
+            taken.append((text[: end - start], start))
+            pending[count] = (text[end - start :], end)
+        del pending[:count]
+        return taken
+
     def __pass_through(self, text: str, start: int) -> None:
         """``tool_choice: "none"``: content, verbatim; the scanner only tells whether
         markup stood in it (event ``unparsed-markup``, once)."""
@@ -598,6 +650,9 @@ class CallStream(abc.ABC):
                 self.__args = []
             self.event(EventName.INTERNAL_ERROR, name, None)
             self.release()
+            limbo, self.__limbo = self.__limbo, []
+            for piece, at in limbo:
+                self.content(piece, at)
             skip = max(0, min(self.__accounted - start, len(text)))
             self.content(text[skip:], start + skip)
         except Exception:

@@ -12,9 +12,9 @@ How the clauses are read (every comparison that says "modulo whitespace" removes
 all whitespace from both sides first, so the parser's whitespace policy around
 calls does not matter):
 
-1. the reassembled stream equals ``parser.parse(whole text)``: content (whitespace-only
-   is ``None``), call count and order, names and byte-identical arguments (ids are
-   random and not compared);
+1. the reassembled stream equals ``parser.parse(whole text)``: content and reasoning
+   (whitespace-only is ``None``), call count and order, names and byte-identical
+   arguments (ids are random and not compared);
 2. indices 0, 1, 2, ... in order; call i's first entry carries a non-empty id and
    its name; later entries carry neither; one entry per index per ``Delta``; a
    call's fragments are contiguous: none after content (or another call) was
@@ -22,13 +22,16 @@ calls does not matter):
    ordered against them, and does not count);
 3. the arguments of every call with no ``malformed-arguments`` or ``truncated``
    event are a JSON object text;
-4. content holds no marker unless the stream recorded ``unparsed-markup``
-   (clause 5 wins over 4); content released at a step never ends with the start
-   of a marker that the output at that point goes on to complete and that ends up
-   as framing (the parser released part of a marker as content);
+4. content holds no marker unless the stream recorded ``unparsed-markup`` (clause 5
+   wins over 4; reasoning may quote markup: a format's reasoning is text it does not
+   read); text released at a step, content or reasoning, never ends with the start
+   of a marker that the output at that point goes on to complete and that ends up as
+   framing (the parser released part of a marker as text);
 5. ``Parsed.framing`` is sorted, non-overlapping and inside the output, and the
-   output outside it equals the content modulo whitespace;
-6. after each ``feed``, content covers the non-framing output so far, modulo
+   output outside it equals the text the stream released, modulo whitespace:
+   content and reasoning (text a format marks as reasoning, DESIGN §6), in the
+   order of the deltas (within one ``Delta``, reasoning before content);
+6. after each ``feed``, that text covers the non-framing output so far, modulo
    whitespace, except for a held-back tail of fewer non-whitespace characters than
    the longest marker, or a tail that starts with a marker or with one of the
    parser's ``unmarked_starts`` (a candidate call that may still turn out to be
@@ -182,9 +185,11 @@ class DeltaChecker:
         self._ends: list[int] = []  # output length after each step (feed steps, then finish)
         self._length = 0
         self._content: list[str] = []
-        self._shown: list[int] = []  # non-whitespace content characters after each step
+        self._reasoning: list[str] = []
+        self._said: list[str] = []  # content and reasoning, in the order they were released
+        self._shown: list[int] = []  # non-whitespace released characters after each step
         self._visible = 0
-        self._tails: list[str] = []  # end of the content so far, at steps that released content
+        self._tails: list[str] = []  # end of the released text, at steps that released some
         self._tail = ""
         self._calls: dict[int, _Call] = {}
         self._next = 0
@@ -238,6 +243,7 @@ class DeltaChecker:
         found = len(self._violations)
         self._take(final_deltas)
         content = "".join(self._content)
+        reasoning = "".join(self._reasoning)
         self._parsed = Parsed(
             content=None if is_blank(content) else content,
             tool_calls=tuple(
@@ -246,8 +252,9 @@ class DeltaChecker:
             ),
             events=tuple(events),
             framing=tuple(framing),
+            reasoning=None if is_blank(reasoning) else reasoning,
         )
-        _Final(self, content, self._parsed).run()
+        _Final(self, content, reasoning, "".join(self._said), self._parsed).run()
         for (clause, _), count in self._listed.items():
             if count > _LISTED:
                 more = count - _LISTED
@@ -271,13 +278,17 @@ class DeltaChecker:
                 # Content ends the open call's fragments. A delta that carries both
                 # says nothing of their order, so it is given the benefit of the doubt.
                 self._open = -1
+            if delta.reasoning:
+                self._reasoning.append(delta.reasoning)
+                released.append(delta.reasoning)
             if delta.content:
+                self._content.append(delta.content)
                 released.append(delta.content)
             self._identity(delta, step)
         text = "".join(released)
         self._ends.append(self._length)
         if text:
-            self._content.append(text)
+            self._said.append(text)
             self._visible += _visible(text)
             if self._hold:
                 self._tail = (self._tail + text)[-self._hold :]
@@ -352,9 +363,13 @@ class DeltaChecker:
 class _Final:
     """The checks of :meth:`DeltaChecker.finish`, over the whole output (linear)."""
 
-    def __init__(self, checker: DeltaChecker, content: str, parsed: Parsed) -> None:
+    def __init__(
+        self, checker: DeltaChecker, content: str, reasoning: str, said: str, parsed: Parsed
+    ) -> None:
         self.c = checker
         self.content = content
+        self.reasoning = reasoning
+        self.said = said  # content and reasoning in the order they were released
         self.parsed = parsed
         self.text = checker.output
         self.feeds = len(checker._ends) - 1  # the last entry is finish()
@@ -490,8 +505,9 @@ class _Final:
                     c.report(
                         4,
                         "prefix",
-                        f"content released {leaked!r}, the start of the marker {marker!r} "
-                        "that the output completes and the parser then read as framing",
+                        f"the stream released {leaked!r} as text, the start of the marker "
+                        f"{marker!r} that the output completes and the parser then read as "
+                        "framing",
                         step,
                     )
                     break
@@ -522,7 +538,7 @@ class _Final:
     # clause 5: nothing lost, nothing invented
     def lost(self) -> None:
         expected = _squeeze("".join(self.text[a:b] for a, b in self.gaps()))
-        got = _squeeze(self.content)
+        got = _squeeze(self.said)
         at = _first_difference(got, expected)
         if at < 0:
             return
@@ -532,11 +548,11 @@ class _Final:
                 5,
                 "lost",
                 f"output text from offset {offset} ({self.show_outside(offset)}) is neither "
-                "content nor framing: it was lost",
+                "content, reasoning nor framing: it was lost",
                 None,
             )
             return
-        content_at = [i for i, ch in enumerate(self.content) if not ch.isspace()][at]
+        said_at = [i for i, ch in enumerate(self.said) if not ch.isspace()][at]
         if at == len(expected):
             where = "after the end of the output outside framing"
         else:
@@ -545,8 +561,9 @@ class _Final:
         self.c.report(
             5,
             "differs",
-            f"content from offset {content_at} ({_show(self.content, content_at)}) is not "
-            f"the output outside framing (modulo whitespace): it differs {where}",
+            f"the released text (content and reasoning) from offset {said_at} "
+            f"({_show(self.said, said_at)}) is not the output outside framing (modulo "
+            f"whitespace): it differs {where}",
             None,
         )
 
@@ -667,14 +684,16 @@ def _normal(content: str | None) -> str | None:
 def compare_parses(streamed: Parsed, reference: Parsed) -> list[Violation]:
     """Clause 1: what a stream added up to against the one-shot parse."""
     found: list[Violation] = []
-    mine, theirs = _normal(streamed.content), _normal(reference.content)
-    if mine != theirs:
+    for what in ("content", "reasoning"):
+        mine, theirs = _normal(getattr(streamed, what)), _normal(getattr(reference, what))
+        if mine == theirs:
+            continue
         if mine is None or theirs is None:
             detail = f"stream {_show(mine or '')}, one-shot {_show(theirs or '')}"
         else:
             at = _first_difference(mine, theirs)
             detail = f"from offset {at}: stream {_show(mine, at)}, one-shot {_show(theirs, at)}"
-        found.append(Violation(1, f"content differs from the one-shot parse {detail}"))
+        found.append(Violation(1, f"{what} differs from the one-shot parse {detail}"))
     if len(streamed.tool_calls) != len(reference.tool_calls):
         found.append(
             Violation(

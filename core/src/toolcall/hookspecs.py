@@ -6,7 +6,7 @@ A plugin is a module (or any object) named by an entry point of the group
     [project.entry-points.toolcall]
     my_format = "my_package.plugin"
 
-and ``my_package/plugin.py`` implements one or both hooks::
+and ``my_package/plugin.py`` implements the hooks it needs::
 
     from toolcall import hookimpl
 
@@ -18,8 +18,8 @@ and ``my_package/plugin.py`` implements one or both hooks::
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pluggy
 
@@ -32,6 +32,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "toolcall_add_commands",
+    "toolcall_parser_from_data",
     "toolcall_parsers",
 ]
 
@@ -51,6 +52,22 @@ def toolcall_parsers() -> Sequence[type[Parser]]:  # type: ignore[empty-body]
     Each class is a :class:`toolcall.Parser` subclass whose ``name`` is the
     ``--tool-call-parser`` name; declare every such name as an entry-point name
     of the ``toolcall`` group, so that vLLM sees it without importing the plugin.
+    """
+
+
+@hookspec(firstresult=True)
+def toolcall_parser_from_data(name: str, data: Mapping[str, Any]) -> type[Parser] | None:
+    """Make the parser ``name`` from data a distribution ships instead of code.
+
+    A distribution registers such a parser with an entry point whose value names a JSON
+    resource, ``package:path/to/file.json`` (the package may hold no code at all)::
+
+        [project.entry-points.toolcall]
+        my_model = "my_templates:my_model.json"
+
+    The registry reads the JSON and asks the installed plugins; the first that knows the
+    data returns a :class:`~toolcall.Parser` subclass named ``name`` (and may raise to say
+    the data is wrong); the others return ``None``.
     """
 
 

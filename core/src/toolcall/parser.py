@@ -87,6 +87,10 @@ class ParserContext:
     #: When true, named recoveries are off: what they would have read is content
     #: (or, inside a committed call, malformed arguments).
     strict_parsing: bool = False
+    #: The rendered prompt the output continues, decoded with its special tokens, for
+    #: formats that read the start of the message from it (an ``hf`` response
+    #: template's prefill, such as an opened ``<think>``); ``None`` when unknown.
+    prompt: str | None = None
 
 
 class Stream(Protocol):
@@ -131,6 +135,11 @@ class Parser(abc.ABC):
     #: The shipped conformance corpus this parser must pass (a parser name whose
     #: format it shares, e.g. ``qwen3_json`` passes ``hermes``); empty means ``name``.
     corpus: ClassVar[str] = ""
+    #: Whether the parser reads the whole message from the tokenizer's
+    #: ``response_template`` (reasoning included, and the prompt's prefill): the vLLM
+    #: bridge then serves it the way vLLM serves its own ``hf``, combinable with
+    #: ``--reasoning-parser NAME`` (``toolcall.vllm.template_route``).
+    whole_message: ClassVar[bool] = False
 
     def __init__(self, context: ParserContext | None = None) -> None:
         self.context = context if context is not None else ParserContext()

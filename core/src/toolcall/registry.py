@@ -23,18 +23,23 @@ Rules:
 * ``TOOLCALL_BLOCK=a,b`` blocks parser names (entry names and the names parsers
   carry) and whole distributions (by distribution name). A plugin all of whose
   entry names are blocked is not imported at all.
+* An entry whose value names a JSON resource, ``package:path/file.json``, is a parser
+  made of data (a response template, say): the registry reads it and asks the plugins'
+  ``toolcall_parser_from_data`` hook for the parser, after every plugin of code has
+  loaded. Data no plugin reads, and data a plugin refuses, fail like a broken plugin.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
+from importlib import metadata, resources
 from typing import Any
 
 import pluggy
@@ -144,6 +149,10 @@ class _Loaded:
     problems: tuple[str, ...]
     plugins: tuple[tuple[_Source, object], ...]
     manager: pluggy.PluginManager = field(repr=False)
+
+
+#: An entry-point value that names data, not code: ``package:path/to/file.json``.
+_DATA_VALUE = re.compile(r"^\s*(?P<package>[\w.]+)\s*:\s*(?P<path>[\w./-]+\.json)\s*$")
 
 
 def _normalize(name: str) -> str:
@@ -334,19 +343,26 @@ class Registry:
                         error,
                     )
 
-        for source in self._sources:
+        data_sources = [s for s in self._sources if _DATA_VALUE.match(s.value)]
+        code_sources = [s for s in self._sources if not _DATA_VALUE.match(s.value)]
+        for source in [*code_sources, *data_sources]:
             for name in source.claims:
                 if name not in self._blocked:
                     claims.setdefault(name, {})[_normalize(source.distribution)] = source.label
             try:
-                loaded = _load_plugin(manager, source)
+                if source in data_sources:
+                    classes = _parsers_from_data(manager, source, self._blocked)
+                    plugin: object = None
+                else:
+                    loaded = _load_plugin(manager, source)
+                    if loaded is None:
+                        continue
+                    plugin, classes = loaded
             except _PluginFailure as broken:
                 fail(source, broken.what, broken.error)
                 continue
-            if loaded is None:
-                continue
-            plugin, classes = loaded
-            plugins.append((source, plugin))
+            if plugin is not None:
+                plugins.append((source, plugin))
             offered: set[str] = set()
             for parser_class in classes:
                 name = parser_class.name
@@ -455,6 +471,48 @@ def _load_plugin(
         manager.unregister(plugin)
         raise
     return plugin, classes
+
+
+def _parsers_from_data(
+    manager: pluggy.PluginManager, source: _Source, blocked: frozenset[str]
+) -> list[type[Parser]]:
+    """The parsers a data entry names, made by the plugins' ``toolcall_parser_from_data``."""
+    found = _DATA_VALUE.match(source.value)
+    assert found is not None
+    package, path = found.group("package"), found.group("path")
+    try:
+        text = resources.files(package).joinpath(path).read_text(encoding="utf-8")
+        data = json.loads(text)
+    except Exception as error:
+        what = f"cannot read the data {package}:{path}: {_describe(error)}"
+        raise _PluginFailure(what, error) from error
+    if not isinstance(data, Mapping):
+        msg = f"the data {package}:{path} is not a JSON object"
+        raise _PluginFailure(msg, TypeError(msg))
+    classes: list[type[Parser]] = []
+    for name in source.claims:
+        if name in blocked:
+            continue
+        try:
+            made = manager.hook.toolcall_parser_from_data(name=name, data=data)
+        except Exception as error:
+            what = f"the data {package}:{path} for {name!r} is refused: {_describe(error)}"
+            raise _PluginFailure(what, error) from error
+        if made is None:
+            msg = (
+                f"no installed plugin reads the data {package}:{path} (a response template "
+                "needs toolcall-hf-response-template)"
+            )
+            raise _PluginFailure(msg, LookupError(msg))
+        try:
+            checked = _parser_classes([[made]])
+        except TypeError as error:
+            raise _PluginFailure(f"hook toolcall_parser_from_data {error}", error) from error
+        if checked[0].name != name:
+            msg = f"hook toolcall_parser_from_data made {checked[0].name!r} for {name!r}"
+            raise _PluginFailure(msg, TypeError(msg))
+        classes.extend(checked)
+    return classes
 
 
 def _single_caller(manager: pluggy.PluginManager, hook: str, plugin: object) -> pluggy.HookCaller:

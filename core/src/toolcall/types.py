@@ -412,6 +412,12 @@ class EventName(enum.StrEnum):
     UNREPRESENTABLE_VALUE = "unrepresentable-value"
     """A raw value whose JSON strict JSON cannot carry (``1e400``, a lone surrogate), kept
     as the model's text (see :mod:`toolcall.schema_types`)."""
+    TRAILING_TEXT = "trailing-text"
+    """Text after a call's complete value inside the call's region (hf), returned as
+    content."""
+    IGNORED_TEXT = "ignored-text"
+    """Text inside a call's region that its content parser skips (hf: between the tags
+    of ``xml-inline``, a ``kv-lines`` line without a separator), kept as framing."""
     INTERNAL_ERROR = "internal-error"
     """A bug of the parser's: the rest of the output is content."""
 
@@ -477,8 +483,8 @@ class Parsed:
     """The result of parsing a whole output.
 
     ``framing`` lists the character ranges of the output that the parser read as
-    tool-call markup (markers, call bodies, whitespace between calls); everything
-    outside them is content. The delta contract checker uses it to prove that
+    markup (markers, call bodies, whitespace between calls); everything outside
+    them is content or reasoning. The delta contract checker uses it to prove that
     nothing was lost. ``reasoning`` is text the format itself marks as reasoning
     (``None`` for formats that do not, and when there is none).
     """

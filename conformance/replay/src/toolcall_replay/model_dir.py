@@ -236,8 +236,11 @@ def _tokenizer_file_name(fam: ModelFamily) -> str:
     return "tokenizer.json" if fam.template else "tekken.json"
 
 
-def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
-    """Every file of the directory except the tokenizer file (copied), as text."""
+def _files(
+    fam: ModelFamily, tokenizer: Any, extra: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """Every file of the directory except the tokenizer file (copied), as text; ``extra``
+    adds keys to tokenizer_config.json."""
     config = {**fam.config, "transformers_version": _TRANSFORMERS_VERSION}
     generation = {
         "eos_token_id": list(fam.eos_token_ids),
@@ -246,6 +249,8 @@ def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
     if not fam.template:
         if tokenizer.stop_token_ids[0] != fam.eos_token_ids[0]:
             raise ModelDirError(f"{fam.name}: the tokenizer's eos is not {fam.eos_token_ids[0]}")
+        if extra:
+            raise ModelDirError(f"{fam.name}: a mistral-common tokenizer has no tokenizer_config")
         return {
             "config.json": json.dumps(config, indent=2),
             "generation_config.json": json.dumps(generation, indent=2),
@@ -258,6 +263,7 @@ def _files(fam: ModelFamily, tokenizer: Any) -> dict[str, str]:
         "model_max_length": fam.config["max_position_embeddings"],
         "clean_up_tokenization_spaces": False,
         "chat_template": template_text(fam.name),
+        **(extra or {}),
     }
     vocab = tokenizer.special_tokens
     eos_text = tokenizer_config.get("eos_token")
@@ -290,16 +296,29 @@ def _stamp(directory: Path) -> str | None:
         return None
 
 
-def build_model_dir(family: str, dest: Path | None = None) -> Path:
+def build_model_dir(
+    family: str,
+    dest: Path | None = None,
+    *,
+    tokenizer_config: Mapping[str, Any] | None = None,
+) -> Path:
     """Build (or reuse) the weightless model directory of ``family`` at ``dest``.
 
     ``dest`` defaults to ``$TOOLCALL_CACHE/replay-models/<family>``. The directory is rebuilt when
     its inputs (tokenizer, template, configs) change; a finished directory is never half-written.
+    ``tokenizer_config`` adds keys to ``tokenizer_config.json`` (such as a ``response_template``);
+    the default directory is then ``<family>-<a digest of them>``.
     """
     fam = _family(family)
-    dest = (dest if dest is not None else default_model_root() / fam.name).expanduser()
+    if dest is None:
+        name = fam.name
+        if tokenizer_config:
+            key = json.dumps(tokenizer_config, sort_keys=True).encode()
+            name = f"{fam.name}-{hashlib.sha256(key).hexdigest()[:12]}"
+        dest = default_model_root() / name
+    dest = dest.expanduser()
     tokenizer = get_tokenizer(fam.tokenizer)
-    files = _files(fam, tokenizer)
+    files = _files(fam, tokenizer, tokenizer_config)
     tokenizer_json = _tokenizer_json(fam, tokenizer)
     digest = _digest(files, tokenizer_json)
     if _stamp(dest) == digest:

@@ -88,6 +88,11 @@ def register() -> None:
                 adapters.attribute_name(name),
                 lambda name=name: adapters.adapter_class(name),  # type: ignore[misc]
             )
+            # vLLM composes its response-template reasoning parser (hf) only with a tool
+            # parser of the same kind: ours replaces it, so the two stay combinable.
+            _compat.register_template_reasoning_parser(
+                name, ADAPTERS_MODULE, adapters.REASONING_PREFIX + name
+            )
         except Exception as error:
             failed.append(f"{name} ({type(error).__name__}: {error})")
     if failed:

@@ -44,9 +44,12 @@ __all__ = [
     "delta_tool_call",
     "enforce_strict_tool_calling",
     "extracted_tool_calls",
+    "function_call",
     "init_base",
+    "register_template_reasoning_parser",
     "register_tool_parser",
     "request_data",
+    "strict_level",
     "structural_tag",
 ]
 
@@ -91,6 +94,25 @@ def register_tool_parser(
         ToolParserManager.register_lazy_module(name, module_path, attribute)
         return
     ToolParserManager.register_module(name=name, force=True, module=build())
+
+
+#: vLLM's response-template reasoning parser, as its lazy registry names it.
+_TEMPLATE_REASONING = "ResponseTemplateReasoningParser"
+
+
+def register_template_reasoning_parser(name: str, module_path: str, attribute: str) -> None:
+    """If vLLM's reasoning parser ``name`` is its response-template one (``hf``), register
+    ours over it, lazily. Other reasoning parsers are left alone."""
+    try:
+        from vllm.reasoning import ReasoningParserManager  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - before response templates
+        return
+    lazy = getattr(ReasoningParserManager, "lazy_parsers", {})
+    entry = lazy.get(name)
+    if entry is None or entry[1] != _TEMPLATE_REASONING:
+        return
+    if hasattr(ReasoningParserManager, "register_lazy_module"):
+        ReasoningParserManager.register_lazy_module(name, module_path, attribute)
 
 
 # -- the messages of a stream, built as cheaply as vLLM's pydantic allows -----------------
@@ -290,6 +312,16 @@ def arguments_message(index: int, arguments: str) -> Any:
             _EXTRA_MESSAGE,
         )
     return _validated_message(None, [_validated_tool_call(index, None, None, arguments)], None)
+
+
+def function_call(call_id: str | None, name: str, arguments: str) -> Any:
+    """A ``FunctionCall`` (the calls a unified parser's ``parse`` returns)."""
+    return _protocol.FunctionCall(id=call_id, name=name, arguments=arguments)
+
+
+def strict_level(level: Any) -> StrictLevel:
+    """Our strict level for vLLM's ``ToolStrictLevel`` (or its int)."""
+    return StrictLevel(int(level))
 
 
 def extracted_tool_calls(calls: Sequence[tuple[str, str, str]], content: str | None) -> Any:

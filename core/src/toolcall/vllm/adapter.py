@@ -21,7 +21,7 @@ from toolcall.strictness import resolve_plan
 from toolcall.types import Delta, Request, StrictLevel, Vocabulary
 from toolcall.vllm import _compat
 
-__all__ = ["ToolcallToolParser", "adapter_for", "vocabulary_of"]
+__all__ = ["ToolcallToolParser", "adapter_for", "call_entries", "delta_message", "vocabulary_of"]
 
 logger = logging.getLogger("toolcall")
 
@@ -324,30 +324,9 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
     def _merged(self, deltas: Sequence[Delta]) -> Any:
         """Several pieces of one step: content and reasoning joined, each call's pieces
         merged into one entry (its head, if any, and its argument text, in order)."""
-        content = "".join(delta.content for delta in deltas)
-        reasoning = "".join(delta.reasoning for delta in deltas)
-        heads: dict[int, tuple[str | None, str | None]] = {}
-        arguments: dict[int, list[str]] = {}
-        for delta in deltas:
-            for entry in delta.tool_calls:
-                head = heads.setdefault(entry.index, (None, None))
-                if entry.id is not None or entry.name is not None:
-                    heads[entry.index] = (entry.id or head[0], entry.name or head[1])
-                arguments.setdefault(entry.index, [])
-                if entry.arguments:
-                    arguments[entry.index].append(entry.arguments)
-        tool_calls = []
-        for index, (call_id, name) in heads.items():
-            text = "".join(arguments[index])
-            if call_id is None and name is None and not text:
-                continue
+        for index, _, name, text in call_entries(deltas):
             self._record(index, name, text)
-            tool_calls.append(
-                _compat.delta_tool_call(index, id=call_id, name=name, arguments=text or None)
-            )
-        if not content and not reasoning and not tool_calls:
-            return None
-        return _compat.delta_message(content, tool_calls, reasoning)
+        return delta_message(deltas)
 
     def _record(self, index: int, name: str | None, arguments: str) -> None:
         missing = index + 1 - len(self._call_fragments)
@@ -419,6 +398,40 @@ def adapter_for(parser_class: type[Parser], name: str | None = None) -> type[Too
     )
 
 
+def call_entries(deltas: Sequence[Delta]) -> list[tuple[int, str | None, str | None, str]]:
+    """One step's call entries, one per call: ``(index, id, name, arguments)``."""
+    heads: dict[int, tuple[str | None, str | None]] = {}
+    arguments: dict[int, list[str]] = {}
+    for delta in deltas:
+        for entry in delta.tool_calls:
+            head = heads.setdefault(entry.index, (None, None))
+            if entry.id is not None or entry.name is not None:
+                heads[entry.index] = (entry.id or head[0], entry.name or head[1])
+            arguments.setdefault(entry.index, [])
+            if entry.arguments:
+                arguments[entry.index].append(entry.arguments)
+    entries = []
+    for index, (call_id, name) in heads.items():
+        text = "".join(arguments[index])
+        if call_id is not None or name is not None or text:
+            entries.append((index, call_id, name, text))
+    return entries
+
+
+def delta_message(deltas: Sequence[Delta]) -> Any:
+    """One step's deltas as one ``DeltaMessage`` (content, reasoning, one entry per
+    call), or ``None`` when they carry nothing."""
+    content = "".join(delta.content for delta in deltas)
+    reasoning = "".join(delta.reasoning for delta in deltas)
+    tool_calls = [
+        _compat.delta_tool_call(index, id=call_id, name=name, arguments=text or None)
+        for index, call_id, name, text in call_entries(deltas)
+    ]
+    if not content and not reasoning and not tool_calls:
+        return None
+    return _compat.delta_message(content, tool_calls, reasoning)
+
+
 def _content(text: str) -> Any:
     """``text`` passed through as content (``None`` for nothing)."""
     return _compat.delta_message(text, ()) if text else None
@@ -462,9 +475,13 @@ def _build_vocabulary(tokenizer: Any) -> Vocabulary:
         _cannot_read(f"{type(tokenizer).__module__}.{type(tokenizer).__qualname__}", reason)
         special = {}
     metadata: dict[str, Any] = {}
+    # Where vLLM reads it (vllm/parser/response_template.py): the attribute, else init_kwargs.
+    template = getattr(tokenizer, "response_template", None)
     init_kwargs = getattr(tokenizer, "init_kwargs", None)
-    if isinstance(init_kwargs, Mapping) and init_kwargs.get("response_template") is not None:
-        metadata["response_template"] = init_kwargs["response_template"]
+    if not isinstance(template, Mapping) and isinstance(init_kwargs, Mapping):
+        template = init_kwargs.get("response_template")
+    if isinstance(template, Mapping):
+        metadata["response_template"] = template
     return Vocabulary(special_tokens=special, metadata=metadata)
 
 

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import functools
 import logging
+from typing import Any
 
 from toolcall.registry import Registry
 from toolcall.vllm.adapter import ADAPTER_PREFIX, ToolcallToolParser, adapter_for
 from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS
 
-__all__ = ["adapter_class", "attribute_name", "registry"]
+#: Reasoning parser classes are attributes ``REASONING_PREFIX + NAME`` of this module.
+REASONING_PREFIX = "ToolcallReasoning_"
+
+__all__ = ["REASONING_PREFIX", "adapter_class", "attribute_name", "reasoning_class", "registry"]
 
 logger = logging.getLogger("toolcall")
 
@@ -58,11 +62,35 @@ def adapter_class(parser_name: str) -> type[ToolcallToolParser]:
     Raises the registry's ``UnknownParserError`` or ``PluginError`` (with the
     plugin's original error) when the name cannot be served; vLLM logs it.
     """
-    return adapter_for(registry().get(parser_name), parser_name)
+    parser_class = registry().get(parser_name)
+    if parser_class.whole_message:
+        from toolcall.vllm import template_route  # noqa: PLC0415
+
+        return template_route.tool_adapter(parser_class, parser_name)
+    return adapter_for(parser_class, parser_name)
 
 
-def __getattr__(attribute: str) -> type[ToolcallToolParser]:
+@functools.cache
+def reasoning_class(parser_name: str) -> type[Any]:
+    """The reasoning parser vLLM gets under ``parser_name`` (registered only over vLLM's
+    response-template reasoning parser, see ``toolcall.vllm.register``): ours, composed
+    with our parser of the whole message, if the toolcall parser of that name is one;
+    else vLLM's own, unchanged."""
+    from toolcall.vllm import template_route  # noqa: PLC0415
+
+    try:
+        parser_class = registry().get(parser_name)
+    except Exception:
+        parser_class = None
+    if parser_class is None or not parser_class.whole_message:
+        return template_route.vllm_reasoning_class()
+    return template_route.reasoning_class(parser_class, parser_name)
+
+
+def __getattr__(attribute: str) -> type[Any]:
     if attribute.startswith(ADAPTER_PREFIX) and len(attribute) > len(ADAPTER_PREFIX):
         return adapter_class(attribute[len(ADAPTER_PREFIX) :])
+    if attribute.startswith(REASONING_PREFIX) and len(attribute) > len(REASONING_PREFIX):
+        return reasoning_class(attribute[len(REASONING_PREFIX) :])
     msg = f"module {__name__!r} has no attribute {attribute!r}"
     raise AttributeError(msg)

@@ -1,0 +1,219 @@
+"""An incremental JSON tokenizer with the dialect of a template's ``json`` content.
+
+Tokens carry their offsets in the output, so that a reader can tell which text is
+a call's arguments, which is framing and which is left over. Strings come whole
+(with their decoded value); between tokens, :attr:`JsonTokens.in_string` and
+:attr:`JsonTokens.position` say how far the scan got, so raw argument text can be
+streamed before a long string ends.
+
+The dialect (``content_args`` of a ``json`` field, as transformers reads them):
+
+* ``string_delims``: ``[[open, close], ...]``: text between the two markers is a
+  string, verbatim (no escapes), such as Gemma 4's ``<|"|>Paris<|"|>``;
+* ``unquoted_keys``: a bare word is a token of its own (:data:`SCALAR`), which a
+  reader takes as a key where a key is expected.
+
+Nothing is ever refused: a character JSON does not allow becomes part of a
+:data:`SCALAR` token, and the reader decides what a token sequence means.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import regex
+
+__all__ = ["PUNCTUATION", "SCALAR", "STRING", "JsonTokens", "Token"]
+
+STRING: Final = "string"
+SCALAR: Final = "scalar"
+PUNCTUATION: Final = frozenset("{}[],:")
+
+_NOT_BLANK: Final = regex.compile(r"[^ \t\r\n]")
+_IN_STRING: Final = regex.compile(r'["\\]')
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: ``kind`` is a punctuation character, :data:`STRING` or :data:`SCALAR`.
+
+    ``value`` is a string's decoded value (``None`` when its escapes are not JSON)
+    or a scalar's text; ``raw`` the token's text in the output.
+    """
+
+    kind: str
+    start: int
+    end: int
+    raw: str
+    value: str | None = None
+
+
+class JsonTokens:
+    """Tokens of a JSON text fed in pieces (offsets as given to :meth:`feed`)."""
+
+    def __init__(self, delims: Sequence[Sequence[str]] = (), start: int = 0) -> None:
+        self._delims = tuple((pair[0], pair[1]) for pair in delims)
+        self._scalar_end = regex.compile(
+            "|".join([r'[ \t\r\n,:\[\]{}"]', *(regex.escape(d[0]) for d in self._delims)])
+        )
+        self._held = ""  # text not tokenized yet: a token in progress, or a marker prefix
+        self._held_start = start
+        self._string: list[str] | None = None  # the raw parts of a "..." string in progress
+        self._escape = False
+        self._delim: tuple[str, str] | None = None  # the markers of a delimited string
+        self._delim_parts: list[str] = []
+        self._token_start = start
+
+    @property
+    def position(self) -> int:
+        """The offset up to which the text has been read: tokens end there, or a
+        string (or a marker prefix, or a scalar) is in progress from there."""
+        return self._held_start
+
+    @property
+    def in_string(self) -> bool:
+        """Whether the scan stands inside a string (its text is value text)."""
+        return self._string is not None or self._delim is not None
+
+    @property
+    def token_start(self) -> int:
+        """Where the token in progress (if any) starts."""
+        return self._token_start if self.in_string else self._held_start
+
+    def feed(self, text: str) -> list[Token]:
+        buffer = self._held + text
+        base = self._held_start
+        tokens: list[Token] = []
+        at = self._scan(buffer, base, tokens, end=False)
+        self._held = buffer[at:]
+        self._held_start = base + at
+        return tokens
+
+    def finish(self) -> list[Token]:
+        """The text ended: a scalar in progress is a token; an unclosed string is not."""
+        buffer, base = self._held, self._held_start
+        tokens: list[Token] = []
+        at = self._scan(buffer, base, tokens, end=True)
+        self._held = buffer[at:]
+        self._held_start = base + at
+        return tokens
+
+    @property
+    def unfinished(self) -> str:
+        """Text of a token that never ended (an unclosed string), after :meth:`finish`."""
+        if self._string is not None:
+            return "".join(self._string) + self._held
+        if self._delim is not None:
+            return self._delim[0] + "".join(self._delim_parts) + self._held
+        return self._held
+
+    def _scan(self, buffer: str, base: int, tokens: list[Token], *, end: bool) -> int:
+        at = 0
+        size = len(buffer)
+        while at < size:
+            if self._string is not None:
+                at, ended = self._in_string(buffer, base, at, tokens)
+                if not ended:
+                    return at
+                continue
+            if self._delim is not None:
+                at, ended = self._in_delim(buffer, base, at, tokens, end=end)
+                if not ended:
+                    return at
+                continue
+            blank = _NOT_BLANK.search(buffer, at)
+            if blank is None:
+                return size
+            at = blank.start()
+            char = buffer[at]
+            opened = self._delim_at(buffer, base, at, end=end)
+            if opened is None:
+                return at  # a marker prefix at the end: wait
+            if opened:
+                at += opened
+                continue
+            if char in PUNCTUATION:
+                tokens.append(Token(char, base + at, base + at + 1, char))
+                at += 1
+            elif char == '"':
+                self._string = ['"']
+                self._token_start = base + at
+                at += 1
+            else:
+                stop = self._scalar_end.search(buffer, at + 1)
+                if stop is None and not end:
+                    return at  # the scalar may go on
+                cut = size if stop is None else stop.start()
+                raw = buffer[at:cut]
+                tokens.append(Token(SCALAR, base + at, base + cut, raw, raw))
+                at = cut
+        return at
+
+    def _delim_at(self, buffer: str, base: int, at: int, *, end: bool) -> int | None:
+        """The length of the opener of a delimited string at ``at`` (0: none; ``None``:
+        cannot tell yet)."""
+        for pair in self._delims:
+            opener = pair[0]
+            if buffer.startswith(opener, at):
+                self._delim = pair
+                self._delim_parts = []
+                self._token_start = base + at
+                return len(opener)
+            if not end and len(buffer) - at < len(opener) and opener.startswith(buffer[at:]):
+                return None
+        return 0
+
+    def _in_string(self, buffer: str, base: int, at: int, tokens: list[Token]) -> tuple[int, bool]:
+        parts = self._string
+        assert parts is not None
+        size = len(buffer)
+        while at < size:
+            if self._escape:
+                self._escape = False
+                parts.append(buffer[at])
+                at += 1
+                continue
+            found = _IN_STRING.search(buffer, at)
+            if found is None:
+                parts.append(buffer[at:])
+                return size, False
+            stop = found.start()
+            parts.append(buffer[at : stop + 1])
+            at = stop + 1
+            if found.group() == "\\":
+                self._escape = True
+                continue
+            raw = "".join(parts)
+            self._string = None
+            tokens.append(Token(STRING, self._token_start, base + at, raw, _decode(raw)))
+            return at, True
+        return at, False
+
+    def _in_delim(
+        self, buffer: str, base: int, at: int, tokens: list[Token], *, end: bool
+    ) -> tuple[int, bool]:
+        pair = self._delim
+        assert pair is not None
+        opener, closer = pair
+        stop = buffer.find(closer, at)
+        if stop < 0:
+            keep = 0 if end else min(len(closer) - 1, len(buffer) - at)
+            self._delim_parts.append(buffer[at : len(buffer) - keep])
+            return len(buffer) - keep, False
+        self._delim_parts.append(buffer[at:stop])
+        value = "".join(self._delim_parts)
+        stop += len(closer)
+        tokens.append(Token(STRING, self._token_start, base + stop, opener + value + closer, value))
+        self._delim = None
+        return stop, True
+
+
+def _decode(raw: str) -> str | None:
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, str) else None

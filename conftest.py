@@ -9,6 +9,12 @@ from __future__ import annotations
 import importlib.util
 
 #: Modules that need vLLM at import time (all their tests are marked ``vllm``).
-VLLM_MODULES = ["test_vllm_bridge.py", "test_strictness_vllm.py"]
+VLLM_MODULES = [
+    "core/tests/test_vllm_bridge.py",
+    "core/tests/test_strictness_vllm.py",
+    "core/tests/test_vllm_reasoning_mapping.py",
+    "plugins/mistral/tests/test_vllm_bridge.py",
+    "plugins/hf_response_template/tests/test_vllm_route.py",
+]
 
 collect_ignore = [] if importlib.util.find_spec("vllm") is not None else VLLM_MODULES

@@ -225,6 +225,15 @@ def test_strict_parsing_makes_recoveries_defects() -> None:
         ("get_time()", "get_time()", []),
         # An empty block is content.
         ("<function_calls>\n</function_calls>", "<function_calls>\n</function_calls>", []),
+        # A line that cannot start a call (a quote) is content, and the next line is
+        # read again (this once looped forever: the reader refused it before taking a
+        # character, and the block opened a reader for the same line again).
+        ("<function_calls>x\n'y", "<function_calls>x\n'y", []),
+        (
+            "<function_calls>\n'y\nget_time()</function_calls>",
+            "<function_calls>\n'y",
+            [("get_time", "{}")],
+        ),
         # Two calls on one line: the second is content (calls are one per line).
         (
             "<function_calls>get_time() get_time()</function_calls>",

@@ -310,6 +310,8 @@ class Olmo3Stream(CallStream):
                 if reader.done:
                     self._accepted = self._accepted or reader.accepted
                     self._reader = None
+                    if not taken:  # refused at its first character: the line is content
+                        self._line_start = False
                 continue
             # Inside a block, after a line that is not a call: content to the line's end.
             if self._line_start:

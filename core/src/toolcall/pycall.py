@@ -331,6 +331,9 @@ class PyCallReader:
         state = self._state
         self._done = True
         s.slow()
+        held = s.held_start
+        if held is not None:  # the family held its opening marker and no text came after it
+            self._end = max(self._end, held + len(s.held))
         if not self._accepted:
             self._unreadable(self._end, "the text is not a call")
             s.release()

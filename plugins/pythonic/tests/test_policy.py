@@ -335,3 +335,12 @@ def test_strict_parsing_reads_no_bare_call() -> None:
     parsed = parse(make(strict=True), "get_time()")
     assert parsed.content == "get_time()"
     assert parsed.tool_calls == ()
+
+
+@pytest.mark.parametrize("text", ["<function_calls>", "Done.<function_calls>"])
+def test_an_olmo3_block_opened_as_the_output_ends_is_content_with_an_event(text: str) -> None:
+    # The marker is content; a marker in content is said (DESIGN §4.4, no silent leaks).
+    parsed = parse(make(Olmo3Parser), text, promptness=False)
+    assert parsed.content == text
+    assert parsed.tool_calls == ()
+    assert EventName.UNPARSED_MARKUP in {event.name for event in parsed.events}

@@ -234,6 +234,13 @@ def test_strict_parsing_makes_recoveries_defects() -> None:
             "<function_calls>\n'y",
             [("get_time", "{}")],
         ),
+        # A line break inside what began as a name: the next line is read as a call,
+        # whether the break came in the same delta or in an earlier one.
+        (
+            "<function_calls>g\net_time()</function_calls>",
+            "<function_calls>g",
+            [("et_time", "{}")],
+        ),
         # Two calls on one line: the second is content (calls are one per line).
         (
             "<function_calls>get_time() get_time()</function_calls>",

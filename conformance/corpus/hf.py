@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolcall_conformance.builder import build_case, write_corpus
+from toolcall_conformance.builder import Place, at, build_case, write_corpus
 from toolcall_conformance.cases import validate_case_data
 
 HERE = Path(__file__).resolve().parent
@@ -116,6 +116,7 @@ def case(
     notes: str = "",
     recoveries: tuple[str, ...] = (),
     grammar: str | None = None,
+    refusal: tuple[Place, str] | None = None,
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
@@ -136,6 +137,9 @@ def case(
         expected["recoveries"] = list(recoveries)
     if grammar is not None:
         expected["grammar"] = grammar
+    if refusal is not None:
+        place, reason = refusal
+        expected["grammar_refusal"] = {"offset": place(text), "reason": reason}
     response_template: dict[str, Any] = {"template": dict(template)}
     if prompt is not None:
         response_template["prompt"] = prompt
@@ -283,6 +287,10 @@ case(
     content=None,
     calls=[("get_current_weather", '{"location": "Paris",}')],
     grammar="reject",
+    refusal=(
+        at('"Paris",}', 8),
+        "after a comma only the one declared property left ('unit') may come, not '}'",
+    ),
     notes="a trailing comma: the call stands with the model's text (malformed-arguments)",
 )
 case(
@@ -293,6 +301,7 @@ case(
     content="(that is all)",
     calls=[("get_time", {"timezone": "UTC"})],
     grammar="reject",
+    refusal=(at("(that"), "after the call object only blanks and </tool_call> may come"),
     notes="text after the call's value inside its region is content (trailing-text)",
 )
 case(
@@ -367,6 +376,7 @@ case(
     content=None,
     calls=[("search", {"query": "weather", "top_k": "three"})],
     grammar="reject",
+    refusal=(at('"three"'), "top_k is an integer: a string cannot start here"),
     notes="the parse keeps the model's arguments; a pinned schema (top_k integer) refuses them",
 )
 
@@ -459,6 +469,7 @@ case(
     content=None,
     calls=[("lookup_stock", {"symbol": "ACME", "days": "30"})],
     grammar="reject",
+    refusal=(at("lookup_stock"), "no declared tool's name starts with 'l'"),
     notes=(
         "a name no declared tool has is kept; its values are not typed (strings), and the "
         "grammar, which allows only declared tools, refuses it"

@@ -165,6 +165,12 @@ def test_a_stream_that_breaks_on_plain_use_is_a_problem_not_a_crash() -> None:
             raise RuntimeError("no stream today")
 
     assert check_stream_api(Broken()) == ["stream() raised RuntimeError: no stream today"]
+
+    def build() -> Parser:
+        raise RuntimeError("no tokenizer")
+
+    assert check_stream_api(build) == ["building the parser raised RuntimeError: no tokenizer"]
+    assert check_stream_api(Broken) == ["stream() raised RuntimeError: no stream today"]
     # A stream that accepts anything: every misuse is named.
     problems = check_stream_api(_Forgetful())
     assert "feed(None) was accepted" in problems

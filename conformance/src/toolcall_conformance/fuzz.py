@@ -276,9 +276,17 @@ def check_output(parser: Parser, text: str, splits: Sequence[Sequence[str]]) -> 
     return problems
 
 
-def check_stream_api(parser: Parser) -> list[str]:
+def check_stream_api(parser: Parser | Callable[[], Parser]) -> list[str]:
     """``feed`` after ``finish`` and ``feed`` of a non-``str`` are clear errors; returns
-    one line per problem (an exception where none belongs is one, never raised)."""
+    one line per problem (an exception where none belongs is one, never raised).
+
+    ``parser`` may be a function that builds it (a :class:`Seed`'s, for a parser that
+    needs a request or a tokenizer): an exception from it is a problem too."""
+    if not isinstance(parser, Parser):
+        try:
+            parser = parser()
+        except Exception as error:
+            return [f"building the parser raised {type(error).__name__}: {error}"]
     problems: list[str] = []
     for bad in (None, b"x", 1, ["x"]):
         try:

@@ -293,11 +293,12 @@ def check_properties(
     for target in sorted(targets, key=lambda t: t.name):
         if target.alias_of is not None:
             continue
-        stream_api = tuple(check_stream_api(target.parser_class()))
-        if examples == 0:
+        seeds = seeds_from_cases(target.parser_class, target.cases)
+        # Built for a case's request and tokenizer: a parser may need them.
+        stream_api = tuple(check_stream_api(seeds[0].make_parser if seeds else target.parser_class))
+        if examples == 0 or not seeds:
             checked.append(Properties(target.name, stream_api, 0))
             continue
-        seeds = seeds_from_cases(target.parser_class, target.cases)
         searched = search(seeds, [*markers, *target.parser_class.markers], examples=examples)
         checked.append(Properties(target.name, stream_api, searched.examples, searched.finding))
     return checked

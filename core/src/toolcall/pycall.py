@@ -109,11 +109,15 @@ _TRIPLE_STOP = {
     for q in "'\""
     for f in (False, True)
 }
-#: The fast path of the stream (text that goes out as it is): nothing that closes,
-#: escapes or must be JSON-escaped.
+#: The fast path of the stream (text that goes out as it is): nothing that closes or
+#: must be JSON-escaped, and no escape but those JSON writes as Python does (a raw
+#: string's backslash is text, which JSON escapes), or that the delta leaves open.
 _FAST_STOP = {
-    False: regex.compile(r"['\"\\\x00-\x1f]"),
-    True: regex.compile(r"['\"\\\x00-\x1f{}]"),
+    (fstring, raw): regex.compile(
+        rf"['\"\\\x00-\x1f{braces}]" if raw else rf"['\"\x00-\x1f{braces}]|\\(?:[^\\\"bfnrt]|\Z)"
+    )
+    for fstring, braces in ((False, ""), (True, "{}"))
+    for raw in (False, True)
 }
 #: Outside strings, what skipping (content up to the end of an element) looks at.
 _SKIP_OUT = regex.compile(r"['\"()\[\]{},]")
@@ -1192,7 +1196,7 @@ class PyCallReader:
         """Between deltas: plain string text may skip the reader."""
         s = self._s
         if self._state is _S.STRING and not self._frames and not s.holding and not self._done:
-            s.fast_arguments(_FAST_STOP[self._fstring])
+            s.fast_arguments(_FAST_STOP[self._fstring, self._raw])
         else:
             s.slow()
 

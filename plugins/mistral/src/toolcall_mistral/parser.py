@@ -614,8 +614,11 @@ class MistralStream(CallStream):
         """Element text: read member by member when it is a JSON object, else held."""
         reader = self._object
         if reader is None:
-            if self._list_calls and not self._element_literal:
-                self.content(part, start)  # not an object: never a call
+            if not self._element_literal:
+                # Not an object: never a call, so what the list held so far is not the
+                # framing of one either (the element's end would release it all the same).
+                self.release()
+                self.content(part, start)
                 return
             self.hold(part, start)
             self._element.append(part)

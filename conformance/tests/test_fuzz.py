@@ -9,21 +9,22 @@ served under several names (an alias) is fuzzed once.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from toolcall import Parsed, Parser, ToolCall
+from toolcall import Delta, Parsed, Parser, Stream, ToolCall
 from toolcall.registry import Registry
 from toolcall_conformance.cases import load_cases, shipped_case_dirs
-from toolcall_conformance.checks import build_parser, corpus_of
+from toolcall_conformance.checks import corpus_of
 from toolcall_conformance.fuzz import (
-    Example,
+    Finding,
     Seed,
-    check_output,
     check_stream_api,
+    installed_markers,
     lost_words,
-    outputs,
+    search,
+    seeds_from_cases,
 )
 
 BUDGET = int(os.environ.get("TOOLCALL_FUZZ_EXAMPLES", "150"))
@@ -43,20 +44,13 @@ def _distinct_parsers() -> dict[str, type[Parser]]:
 
 
 PARSERS = _distinct_parsers()
-MARKERS = sorted({marker for cls in PARSERS.values() for marker in cls.markers})
+MARKERS = installed_markers(REGISTRY)
 
 
 def _seeds(parser_class: type[Parser]) -> list[Seed]:
     cases, errors = load_cases(shipped_case_dirs(corpus_of(parser_class)))
     assert not errors, errors
-    seeds = []
-    for case in cases:
-
-        def make(case: object = case) -> Parser:
-            return build_parser(parser_class, case)  # type: ignore[arg-type]
-
-        seeds.append(Seed(case.text, make))
-    return seeds
+    return seeds_from_cases(parser_class, cases)
 
 
 FUZZED = [name for name, cls in PARSERS.items() if shipped_case_dirs(corpus_of(cls))]
@@ -69,21 +63,9 @@ def test_every_parser_with_a_corpus_is_fuzzed() -> None:
 
 @pytest.mark.parametrize("name", FUZZED)
 def test_mutated_outputs_keep_every_property(name: str) -> None:
-    seeds = _seeds(PARSERS[name])
-
-    @settings(
-        max_examples=BUDGET,
-        deadline=None,
-        derandomize=not RANDOM,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-    @given(outputs(seeds, MARKERS))
-    def run(example: Example) -> None:
-        problems = check_output(example.seed.make_parser(), example.text, example.splits())
-        assert not problems, "\n".join(problems)
-
-    run()
+    searched = search(_seeds(PARSERS[name]), MARKERS, examples=BUDGET, randomize=RANDOM)
+    assert searched.finding is None, str(searched.finding)
+    assert searched.examples >= 1
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))
@@ -122,3 +104,74 @@ def test_the_oracle_sees_lost_words_and_forgives_escapes() -> None:
     cut = '<tool_call>{"name": "f", "arguments": {}}</tool_ca'
     assert lost_words(cut, call, markers) == []
     assert lost_words(cut + " x", call, markers) == ["ca", "x"]
+
+
+# -- the search ----------------------------------------------------------------------------
+
+
+class _Swallowing:
+    """A stream that loses everything it is fed."""
+
+    events = ()
+    framing = ()
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        return []
+
+    def finish(self) -> list[Delta]:
+        return []
+
+
+class _Forgetful(Parser):
+    name = "forgetful"
+    markers = ("<call",)
+
+    def stream(self) -> Stream:
+        return _Swallowing()
+
+
+def test_the_search_finds_a_parser_that_loses_text_and_names_the_output() -> None:
+    searched = search([Seed("Hello there", _Forgetful)], [], examples=5)
+    finding = searched.finding
+    assert isinstance(finding, Finding)
+    assert not searched.ok
+    assert searched.examples == 1  # the seed itself already loses its words
+    assert any("does not return" in problem for problem in finding.problems)
+    assert repr(finding.text) in str(finding)
+
+
+def test_the_search_is_repeatable_and_wants_seeds_and_a_budget() -> None:
+    seeds = seeds_from_cases(PARSERS["hermes"], load_cases(shipped_case_dirs("hermes"))[0])
+    first = search(seeds, MARKERS, examples=10)
+    assert first == search(seeds, MARKERS, examples=10)
+    assert first.ok
+    assert 1 <= first.examples <= 10
+    with pytest.raises(ValueError, match="no seed outputs"):
+        search([], MARKERS, examples=10)
+    with pytest.raises(ValueError, match="at least one output"):
+        search(seeds, MARKERS, examples=0)
+
+
+def test_installed_markers_cover_every_installed_parser() -> None:
+    assert set(MARKERS) >= {marker for cls in PARSERS.values() for marker in cls.markers}
+    assert "<call" in installed_markers(REGISTRY, _Forgetful)
+
+
+def test_a_stream_that_breaks_on_plain_use_is_a_problem_not_a_crash() -> None:
+    class Broken(_Forgetful):
+        name = "broken"
+
+        def stream(self) -> Stream:
+            raise RuntimeError("no stream today")
+
+    assert check_stream_api(Broken()) == ["stream() raised RuntimeError: no stream today"]
+
+    def build() -> Parser:
+        raise RuntimeError("no tokenizer")
+
+    assert check_stream_api(build) == ["building the parser raised RuntimeError: no tokenizer"]
+    assert check_stream_api(Broken) == ["stream() raised RuntimeError: no stream today"]
+    # A stream that accepts anything: every misuse is named.
+    problems = check_stream_api(_Forgetful())
+    assert "feed(None) was accepted" in problems
+    assert "feed() after finish() was accepted" in problems

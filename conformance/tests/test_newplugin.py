@@ -16,6 +16,7 @@ from toolcall.cli import main
 from toolcall.parser import Parser
 from toolcall_conformance.cases import load_cases
 from toolcall_conformance.checks import Resources, run_case
+from toolcall_conformance.fuzz import check_stream_api, search, seeds_from_cases
 from toolcall_conformance.newplugin import NewPluginError, names_for, template_dir, write_plugin
 
 TEMPLATE_WORDS = ("example_tags", "example-tags", "ExampleTags")
@@ -83,6 +84,17 @@ def test_the_written_parser_passes_its_cases(written: Path, demo_parser: type[Pa
     results = [result for case in cases for result in run_case(demo_parser, case, resources)]
     assert [str(r) for r in results if r.failed] == []
     assert sum(r.passed for r in results) >= 8 * 4
+
+
+def test_the_written_parser_keeps_the_properties_on_any_output(
+    written: Path, demo_parser: type[Parser]
+) -> None:
+    # What the package's ConformanceSuite runs as test_stream_api and test_fuzz.
+    cases, _ = load_cases([written / "tests" / "cases"])
+    assert check_stream_api(demo_parser()) == []
+    searched = search(seeds_from_cases(demo_parser, cases), demo_parser.markers, examples=30)
+    assert searched.finding is None, str(searched.finding)
+    assert searched.examples >= 1
 
 
 def test_names_for_a_parser() -> None:

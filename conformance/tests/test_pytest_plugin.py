@@ -43,8 +43,12 @@ def test_a_subclass_gets_one_test_per_case_and_check(
         """
     )
     result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
-    # stream-recorded would repeat stream-token (a text-only case's chunks are its tokens)
-    result.assert_outcomes(passed=8)
+    # stream-recorded would repeat stream-token (a text-only case's chunks are its tokens);
+    # and the stream API and the fuzz, once for the suite
+    result.assert_outcomes(passed=10)
+    result.stdout.fnmatch_lines(
+        ["*TestConformance::test_stream_api PASSED*", "*TestConformance::test_fuzz PASSED*"]
+    )
     for case in ("example_tags/text/call", "example_tags/text/plain"):
         for check in ("parse", *STREAM_CHECKS):
             line = f"*TestConformance::test_conformance[[]{case}-{check}[]]*"
@@ -82,14 +86,18 @@ def test_a_failure_names_the_case_the_check_and_the_first_difference(
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     # parse() is wrong for both cases, and every stream check compares the stream with
-    # parse() (delta contract clause 1).
-    result.assert_outcomes(failed=8)
+    # parse() (delta contract clause 1); the fuzz finds it on any output with content. The
+    # stream API is the example's, which keeps it.
+    result.assert_outcomes(failed=9, passed=1)
     result.stdout.fnmatch_lines(
         [
             "*example_tags/text/call [[]lossy[]] parse FAILED: parse() differs from expected: "
             "content: first difference at character 0: expected 'Hi.', got ''*",
             "*example_tags/text/call [[]lossy[]] stream-char FAILED: delta contract "
             "§4.1 chunking invariance: content differs from the one-shot parse*",
+            "*TestLossy.test_fuzz*",
+            "after 1 of 50 mutated outputs of the cases, the output * (split seed *",
+            "*streamed content 'Hi.' differs from one-shot None*",
         ]
     )
 
@@ -120,8 +128,9 @@ def test_grammar_checks_can_be_left_out(pytester: pytest.Pytester) -> None:
         "--collect-only", "-q", "--toolcall-no-grammar", "-p", "no:cacheprovider"
     )
     assert "graded-grammar" not in without.stdout.str()
-    # parse, stream-token, stream-char, stream-random (the recorded steps are one token each)
-    without.stdout.fnmatch_lines(["*4 tests collected*"])
+    # parse, stream-token, stream-char, stream-random (the recorded steps are one token
+    # each); the stream API and the fuzz
+    without.stdout.fnmatch_lines(["*6 tests collected*"])
 
 
 def test_a_suite_without_a_parser_or_cases_fails_loudly(pytester: pytest.Pytester) -> None:
@@ -138,11 +147,14 @@ def test_a_suite_without_a_parser_or_cases_fails_loudly(pytester: pytest.Pyteste
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines(
+    # TestNoParser: the cases, the stream API and the fuzz; TestNoCases: the cases and the
+    # fuzz (its stream API is the example's, and passes)
+    result.assert_outcomes(failed=5, passed=1)
+    result.stdout.fnmatch_lines_random(
         [
             "*TestNoParser.parser: not set: name the parser under test*",
             "*no cases for parser 'example_tags': set case_dirs on TestNoCases*",
+            "*no case to seed the fuzz of 'example_tags' with*",
         ]
     )
 
@@ -172,7 +184,7 @@ def test_known_failures_are_expected_to_fail_and_must_keep_failing(
     result = pytester.runpytest_subprocess("-rxX", "-p", "no:cacheprovider")
     # "wrong" (one chunk: no stream-recorded, and its random splits are that chunk too): its
     # 3 checks fail as expected; "plain" stream-char passes, which is an error.
-    result.assert_outcomes(passed=7, xfailed=3, failed=1)
+    result.assert_outcomes(passed=9, xfailed=3, failed=1)
     result.stdout.fnmatch_lines_random(
         [
             "*XFAIL*example_tags/text/wrong-parse*known failure: the case expects other "
@@ -200,7 +212,7 @@ def test_a_known_failure_list_must_name_cases_and_give_reasons(
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8, failed=3)
+    result.assert_outcomes(passed=10, failed=3)
     result.stdout.fnmatch_lines_random(
         [
             "*TestConformance.known_failures[[]'example_tags/text/call'[]]: give the reason it "
@@ -236,8 +248,9 @@ def test_what_a_suite_points_at_must_exist_and_load(pytester: pytest.Pytester, c
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     # TestMissing: the two good cases pass (8), the missing folder and the broken file fail;
     # TestNotAParser: one failing load; TestListedWrongly: 8 pass, the broken file and the
-    # list fail to load.
-    result.assert_outcomes(passed=16, failed=5)
+    # list fail to load. The stream API and the fuzz pass where the parser loads (4) and
+    # fail where it does not (2).
+    result.assert_outcomes(passed=20, failed=7)
     result.stdout.fnmatch_lines_random(
         [
             "*no-such-folder: no such file or directory*",
@@ -246,3 +259,76 @@ def test_what_a_suite_points_at_must_exist_and_load(pytester: pytest.Pytester, c
             "*TestListedWrongly.known_failures must map case ids to reasons*",
         ]
     )
+
+
+def test_the_stream_api_test_names_each_misuse_a_stream_accepts(
+    pytester: pytest.Pytester, cases: Path
+) -> None:
+    # The example's stream, but lenient: it reads anything as text and ignores what comes
+    # after finish(). Its parses are the example's, so the cases and the fuzz pass.
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite
+        from toolcall_example_tags import ExampleTagsParser
+
+        class Lenient:
+            def __init__(self, inner):
+                self.inner, self.done = inner, False
+
+            def __getattr__(self, name):
+                return getattr(self.inner, name)
+
+            def feed(self, text, token_ids=()):
+                return [] if self.done else self.inner.feed(str(text), token_ids)
+
+            def finish(self):
+                self.done = True
+                return self.inner.finish()
+
+        class LenientParser(ExampleTagsParser):
+            name = "lenient"
+            corpus = "example_tags"
+
+            def stream(self):
+                return Lenient(super().stream())
+
+        class TestLenient(ConformanceSuite):
+            parser = LenientParser
+            case_dirs = ("cases",)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=9, failed=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*TestLenient::test_stream_api*",
+            "*feed(None) was accepted*",
+            "*feed(b'x') was accepted*",
+            "*feed() after finish() was accepted*",
+        ]
+    )
+
+
+def test_the_fuzz_budget_comes_from_the_environment(
+    pytester: pytest.Pytester, cases: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytester.makepyfile(
+        test_third_party="""
+        from toolcall_conformance.pytest_plugin import ConformanceSuite, fuzz_budget
+
+        class TestConformance(ConformanceSuite):
+            parser = "example_tags"
+            case_dirs = ("cases",)
+
+        def test_budget():
+            assert fuzz_budget() == 3
+        """
+    )
+    monkeypatch.setenv("TOOLCALL_FUZZ_EXAMPLES", "3")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "fuzz or budget").assert_outcomes(
+        passed=2
+    )
+    monkeypatch.setenv("TOOLCALL_FUZZ_EXAMPLES", "many")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "fuzz")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*TOOLCALL_FUZZ_EXAMPLES must be a positive number*'many'*"])

@@ -6,14 +6,17 @@ Runs through the real ``toolcall`` command and the real registry, with the examp
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from kit_helpers import text_case
 
+from toolcall import Delta, Event, Parsed, Span, Stream
 from toolcall.cli import main
 from toolcall.registry import Registry
 from toolcall_conformance import scorecard
@@ -47,7 +50,10 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 def test_all_passed_exits_0_and_prints_the_table(
     good_cases: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(["-p", "example_tags", "--cases", str(good_cases), "--no-grammar"], capsys)
+    status, out, _ = run(
+        ["-p", "example_tags", "--cases", str(good_cases), "--no-grammar", "--fuzz-examples", "7"],
+        capsys,
+    )
     assert status == 0, out
     assert "toolcall conformance: checks" in out
     for check in ("parse", "stream-recorded", "stream-token", "stream-char", "stream-random"):
@@ -64,9 +70,11 @@ def test_all_passed_exits_0_and_prints_the_table(
     )
     rows = [line.split("│")[1:-1] for line in out.splitlines() if line.startswith("│ example")]
     # parser, cases, recorded, wild, template, constructed, independent, passed, failed
-    assert [cell.strip() for cell in rows[-1]] == [
-        "example_tags", "2", "0", "0", "0", "2", "8", "8", "0"
-    ]  # fmt: skip
+    cases_row, properties_row = ([cell.strip() for cell in row] for row in rows[-2:])
+    assert cases_row == ["example_tags", "2", "0", "0", "0", "2", "8", "8", "0"]
+    # parser, stream API, fuzzed outputs, findings
+    assert properties_row == ["example_tags", "ok", "7", "0"]
+    assert "properties held for 1 of 1 parsers (the stream API, and 7 fuzzed outputs)" in out
     assert "Failures" not in out
 
 
@@ -95,7 +103,10 @@ def test_json_output_shape(good_cases: Path, capsys: pytest.CaptureFixture[str])
     )
     assert status == 0
     data = json.loads(out)
-    assert set(data) == {"results", "summary"}
+    assert set(data) == {"results", "summary", "properties"}
+    assert data["properties"]["example_tags"]["stream_api"] == []
+    assert data["properties"]["example_tags"]["finding"] is None
+    assert data["properties"]["example_tags"]["fuzzed"] >= 1
     assert len(data["results"]) == 10
     for result in data["results"]:
         assert set(result) == {"case", "parser", "check", "outcome", "passed", "detail"}
@@ -152,7 +163,10 @@ def test_a_broken_case_file_is_a_failure(
 
 
 def test_usage_errors_exit_2(
-    good_cases: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    good_cases: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     status, _, err = run(["-p", "no_such_parser", "--cases", str(good_cases)], capsys)
     assert status == 2
@@ -165,6 +179,10 @@ def test_usage_errors_exit_2(
     status, _, err = run(["-p", "example_tags", "--cases", str(tmp_path / "missing")], capsys)
     assert status == 2
     assert "no such file or directory" in err
+    monkeypatch.setenv("TOOLCALL_FUZZ_EXAMPLES", "many")
+    status, _, err = run(["-p", "example_tags", "--cases", str(good_cases)], capsys)
+    assert status == 2
+    assert "a number of outputs (0 or more), not 'many'" in err
 
 
 @pytest.mark.skipif(
@@ -317,3 +335,73 @@ def test_progress_is_drawn_on_a_terminal_only(
     monkeypatch.setattr("sys.stderr", quiet)
     scorecard.run(targets, resources, progress=False)
     assert quiet.getvalue() == ""
+
+
+class _Lenient:
+    """The example's stream, but it reads anything as text and ignores what comes after
+    ``finish()``."""
+
+    def __init__(self, inner: Stream) -> None:
+        self.inner, self.done = inner, False
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return self.inner.events
+
+    @property
+    def framing(self) -> tuple[Span, ...]:
+        return self.inner.framing
+
+    def feed(self, text: str, token_ids: Sequence[int] = ()) -> list[Delta]:
+        return [] if self.done else self.inner.feed(str(text), token_ids)
+
+    def finish(self) -> list[Delta]:
+        self.done = True
+        return self.inner.finish()
+
+
+class _Broken(ExampleTagsParser):
+    """A lenient stream, and a parse that loses the content."""
+
+    name = "example_tags_broken"
+    corpus = "example_tags"
+
+    def stream(self) -> Stream:
+        return _Lenient(super().stream())
+
+    def parse(self, text: str) -> Parsed:
+        return dataclasses.replace(super().parse(text), content=None)
+
+
+def test_the_properties_fail_a_broken_parser_and_count_an_alias_once(good_cases: Path) -> None:
+    class Renamed(_Broken):
+        name = "example_tags_broken_too"
+
+    cases = tuple(load_cases([good_cases])[0])
+    targets = scorecard.mark_aliases(
+        [scorecard.Target(_Broken, cases), scorecard.Target(Renamed, cases)]
+    )
+    (broken,) = scorecard.check_properties(targets, ExampleTagsParser.markers, examples=5)
+    assert broken.parser == "example_tags_broken"
+    assert broken.failed
+    assert "feed(None) was accepted" in broken.stream_api
+    assert "feed() after finish() was accepted" in broken.stream_api
+    assert broken.finding is not None
+    assert broken.fuzzed == 1  # the first output, a case's, already fails
+    assert any("differs from one-shot None" in line for line in broken.finding.problems)
+    out = io.StringIO()
+    scorecard.render([], targets=targets, properties=[broken], out=out)
+    text = out.getvalue()
+    assert "properties held for 0 of 1 parsers (the stream API, and 1 fuzzed outputs)" in text
+    assert "example_tags_broken stream API FAILED: feed(None) was accepted" in text
+    assert "example_tags_broken fuzz FAILED after 1 outputs: the output " in text
+    (alias,) = [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in text.splitlines()
+        if line.startswith("│ example_tags_broken_too") and line.count("│") == 5
+    ]
+    assert alias == ["example_tags_broken_too", "alias of example_tags_broken", "-", "-"]
+    # No fuzz: the stream API still runs; no outputs, no findings.
+    (unfuzzed,) = scorecard.check_properties(targets, (), examples=0)
+    assert (unfuzzed.fuzzed, unfuzzed.finding) == (0, None)
+    assert unfuzzed.stream_api == broken.stream_api

@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import random
+import re
 from collections.abc import Sequence
 
 import pytest
@@ -275,6 +276,38 @@ def test_the_fast_path_emits_argument_text_without_the_hooks() -> None:
     assert stream.hook_calls == before
     stream.feed("!")  # the stop pattern sends this step through the hooks
     assert stream.hook_calls == before + 1
+
+
+class _FindsBang:
+    """A stop that is no compiled pattern."""
+
+    def search(self, string: str, /) -> object | None:
+        return "!" if "!" in string else None
+
+
+@pytest.mark.parametrize(
+    ("stop", "stops_at_math"),
+    [
+        (re.compile("!"), False),
+        (regex.compile("!"), False),
+        (regex.compile(r"\p{Sm}|!"), True),  # syntax re does not know
+        (regex.compile("!", regex.IGNORECASE), False),
+        (re.compile("! # a comment", re.VERBOSE), False),
+        (_FindsBang(), False),
+    ],
+    ids=["re", "regex", "regex-only", "regex-flags", "re-verbose", "search-object"],
+)
+@pytest.mark.parametrize("delta", ["abc", "a!c", "a<", "+"])
+def test_a_fast_path_takes_what_neither_its_stop_nor_a_marker_start_finds(
+    stop: re.Pattern[str] | regex.Pattern[str] | _FindsBang, stops_at_math: bool, delta: str
+) -> None:
+    stream = toy().stream()
+    stream.feed("<c>f|{")
+    stream.fast_arguments(stop)
+    before = stream.hook_calls
+    stream.feed(delta)
+    found = "!" in delta or "<" in delta or (delta == "+" and stops_at_math)
+    assert stream.hook_calls == before + found
 
 
 def test_framing_and_content_account_for_every_character() -> None:

@@ -202,3 +202,25 @@ def test_members_and_values_say_where_they_start() -> None:
         ("member", text.index('"parameters"')),
         ("value", text.index("{}")),
     ]
+
+
+@pytest.mark.parametrize("recover", [True, False])
+@pytest.mark.parametrize(
+    "escape", ['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "\\u00e9"]
+)
+def test_a_json_escape_in_a_double_quoted_argument_string_is_argument_text_as_written(
+    recover: bool, escape: str
+) -> None:
+    reader = CallObjectReader(KEYS, recover=recover)
+    reader.feed('{"name": "f", "arguments": {"a": "x')
+    assert reader.plain_escapes
+    items = reader.feed(escape)
+    assert [(item.kind, item.value) for item in items] == [(ItemKind.ARGUMENTS, escape)]
+    assert reader.plain_escapes
+
+
+def test_escapes_in_a_single_quoted_string_are_translated_so_not_plain() -> None:
+    reader = CallObjectReader(KEYS, recover=True)
+    reader.feed('{"name": "f", "arguments": {"a": \'x')
+    assert reader.plain_arguments
+    assert not reader.plain_escapes

@@ -26,8 +26,12 @@ inserted), each fed one-shot and under several splits. Per output
 and per parser (:func:`check_stream_api`): ``feed`` after ``finish`` raises a clear
 error, and ``feed`` of anything but ``str`` raises ``TypeError`` naming the type.
 
-:func:`outputs` is the hypothesis strategy; ``conformance/tests/test_fuzz.py`` runs
-it for every installed parser with a budget from ``TOOLCALL_FUZZ_EXAMPLES``.
+:func:`outputs` is the hypothesis strategy and :func:`search` runs it with a budget,
+seeded with a parser's cases (:func:`seeds_from_cases`) and the markers of every
+installed parser (:func:`installed_markers`) in the alphabet. Three places run it:
+``conformance/tests/test_fuzz.py`` for every installed parser with a shipped corpus (its
+budget from ``TOOLCALL_FUZZ_EXAMPLES``), the pytest plugin's ``ConformanceSuite`` for the
+suite's parser on the suite's own cases, and the scorecard (``toolcall conformance``).
 """
 
 from __future__ import annotations
@@ -36,24 +40,36 @@ import itertools
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import regex
+from hypothesis import HealthCheck, Verbosity, given, settings
 from hypothesis import strategies as st
 
 from toolcall import EventName, Parsed, Parser
 from toolcall.contract import check_stream
 from toolcall.scanning import json_object_problem
+from toolcall_conformance.checks import build_parser
+
+if TYPE_CHECKING:
+    from toolcall.registry import Registry
+    from toolcall_conformance.cases import Case
 
 __all__ = [
     "STRUCTURE_WORDS",
     "Example",
+    "Finding",
+    "Searched",
     "Seed",
     "check_output",
     "check_stream_api",
+    "installed_markers",
     "lost_words",
     "outputs",
+    "search",
+    "seeds_from_cases",
 ]
 
 #: Words a format writes as structure, which a parse does not return: call-object
@@ -260,11 +276,23 @@ def check_output(parser: Parser, text: str, splits: Sequence[Sequence[str]]) -> 
     return problems
 
 
-def check_stream_api(parser: Parser) -> list[str]:
-    """``feed`` after ``finish`` and ``feed`` of a non-``str`` are clear errors."""
+def check_stream_api(parser: Parser | Callable[[], Parser]) -> list[str]:
+    """``feed`` after ``finish`` and ``feed`` of a non-``str`` are clear errors; returns
+    one line per problem (an exception where none belongs is one, never raised).
+
+    ``parser`` may be a function that builds it (a :class:`Seed`'s, for a parser that
+    needs a request or a tokenizer): an exception from it is a problem too."""
+    if not isinstance(parser, Parser):
+        try:
+            parser = parser()
+        except Exception as error:
+            return [f"building the parser raised {type(error).__name__}: {error}"]
     problems: list[str] = []
     for bad in (None, b"x", 1, ["x"]):
-        stream = parser.stream()
+        try:
+            stream = parser.stream()
+        except Exception as error:
+            return [f"stream() raised {type(error).__name__}: {error}"]
         try:
             stream.feed(bad)  # type: ignore[arg-type]
         except TypeError as error:
@@ -276,9 +304,12 @@ def check_stream_api(parser: Parser) -> list[str]:
             problems.append(f"feed({bad!r}) raised {type(error).__name__}, not TypeError")
         else:
             problems.append(f"feed({bad!r}) was accepted")
-    stream = parser.stream()
-    stream.feed("x")
-    stream.finish()
+    try:
+        stream = parser.stream()
+        stream.feed("x")
+        stream.finish()
+    except Exception as error:
+        return [*problems, f"feed('x') then finish() raised {type(error).__name__}: {error}"]
     try:
         stream.feed("y")
     except RuntimeError:
@@ -288,3 +319,111 @@ def check_stream_api(parser: Parser) -> list[str]:
     else:
         problems.append("feed() after finish() was accepted")
     return problems
+
+
+# -- running the search -----------------------------------------------------------------------
+
+
+def seeds_from_cases(parser_class: type[Parser], cases: Iterable[Case]) -> list[Seed]:
+    """One seed per case: its output, and the parser built for its request."""
+    seeds = []
+    for case in cases:
+
+        def make(case: Case = case) -> Parser:
+            return build_parser(parser_class, case)
+
+        seeds.append(Seed(case.text, make))
+    return seeds
+
+
+def installed_markers(registry: Registry, *also: type[Parser]) -> list[str]:
+    """The markers of every parser the registry serves (and of ``also``), sorted: the
+    fuzzing alphabet, so that a format meets the markers of the others. A parser that
+    does not load adds none (the registry reports it: ``toolcall list``)."""
+    markers = {marker for parser_class in also for marker in parser_class.markers}
+    for name in registry.names():
+        try:
+            markers.update(registry.get(name).markers)
+        except Exception:  # a broken plugin is the registry's to report
+            continue
+    return sorted(markers)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An output (shrunk by hypothesis) on which a property fails, and what fails."""
+
+    text: str
+    split_seed: int
+    problems: tuple[str, ...]
+
+    def __str__(self) -> str:
+        lines = "\n".join(f"  - {problem}" for problem in self.problems)
+        return f"the output {self.text!r} (split seed {self.split_seed}):\n{lines}"
+
+
+@dataclass(frozen=True)
+class Searched:
+    """What :func:`search` did: how many outputs it checked before it stopped (the budget,
+    fewer when hypothesis ran out of distinct outputs, or up to the first failure), and
+    the failure it found, shrunk, if any."""
+
+    examples: int
+    finding: Finding | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.finding is None
+
+
+class _Found(Exception):
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(str(finding))
+        self.finding = finding
+
+
+def search(
+    seeds: Sequence[Seed],
+    markers: Sequence[str],
+    *,
+    examples: int,
+    randomize: bool = False,
+) -> Searched:
+    """Try up to ``examples`` mutated outputs of ``seeds`` (:func:`outputs`) against every
+    property of :func:`check_output`; stops at the first failure, which hypothesis shrinks.
+
+    Derandomized unless ``randomize``: the same seeds, markers and budget try the same
+    outputs on every run. Nothing is printed (a finding is in the return value)."""
+    if not seeds:
+        msg = "no seed outputs to mutate"
+        raise ValueError(msg)
+    if examples < 1:
+        msg = f"the budget must be at least one output, not {examples}"
+        raise ValueError(msg)
+    tried = 0
+    failed = False
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=not randomize,
+        database=None,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(outputs(seeds, markers))
+    def run(example: Example) -> None:
+        nonlocal tried, failed
+        if not failed:  # shrinking re-runs outputs already counted
+            tried += 1
+        problems = check_output(example.seed.make_parser(), example.text, example.splits())
+        if problems:
+            failed = True
+            raise _Found(Finding(example.text, example.split_seed, tuple(problems)))
+
+    try:
+        run()
+    except _Found as found:
+        return Searched(tried, found.finding)
+    return Searched(tried)

@@ -26,6 +26,18 @@ A listed test is expected to fail (``xfail``, strict): when it passes, the run f
 says to remove the entry. An entry that names no case or check of the suite, or gives no
 reason, is an error too.
 
+Two more tests hold the parser to what must be true of any output, not only of the cases
+(:mod:`toolcall_conformance.fuzz`): ``test_stream_api`` (``feed`` after ``finish`` is a
+clear error, ``feed`` of a non-``str`` a ``TypeError`` naming the type) and ``test_fuzz``,
+a derandomized search over mutations of the suite's own cases, with the markers of every
+installed parser spliced in: no exception escapes, the delta contract holds under several
+splits, streamed content equals one-shot content character for character, the arguments
+of a call without a defect event are a strict JSON object encodable as UTF-8, and no word
+of the output is lost unless an event says it was ignored. Its budget is
+``TOOLCALL_FUZZ_EXAMPLES`` outputs (default 50, a few seconds). These are properties, not
+cases: ``known_failures`` cannot list them; a case listed there is left out of the seeds,
+since its output is already known to fail.
+
 The grammar checks need xgrammar; without it they fail ("not run: xgrammar missing")
 unless pytest runs with ``--toolcall-no-grammar``.
 """
@@ -33,6 +45,7 @@ unless pytest runs with ``--toolcall-no-grammar``.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,13 +70,21 @@ from toolcall_conformance.checks import (  # noqa: E402
     corpus_of,
     run_check,
 )
+from toolcall_conformance.fuzz import (  # noqa: E402
+    check_stream_api,
+    installed_markers,
+    search,
+    seeds_from_cases,
+)
 
 if TYPE_CHECKING:
     from toolcall_conformance.cases import Case
 
-__all__ = ["ConformanceItem", "ConformanceSuite"]
+__all__ = ["FUZZ_EXAMPLES", "ConformanceItem", "ConformanceSuite", "SuiteTarget", "fuzz_budget"]
 
 _NO_GRAMMAR = "--toolcall-no-grammar"
+#: The fuzz budget of a suite: outputs per suite unless ``TOOLCALL_FUZZ_EXAMPLES`` says.
+FUZZ_EXAMPLES = 50
 
 
 class ConformanceSuite:
@@ -86,6 +107,52 @@ class ConformanceSuite:
         result = toolcall_conformance_item.run(toolcall_resources)
         if not result.passed:
             pytest.fail(str(result), pytrace=False)
+
+    def test_stream_api(self, request: pytest.FixtureRequest) -> None:
+        suite = _suite_target(request)
+        # Built for a case's request and tokenizer where there is one: a parser may need them.
+        seeds = seeds_from_cases(suite.parser_class, suite.seeds[:1])
+        problems = check_stream_api(seeds[0].make_parser if seeds else suite.parser_class)
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+
+    def test_fuzz(self, request: pytest.FixtureRequest) -> None:
+        toolcall_suite = _suite_target(request)
+        budget = fuzz_budget()
+        seeds = seeds_from_cases(toolcall_suite.parser_class, toolcall_suite.seeds)
+        if not seeds:
+            pytest.fail(
+                f"no case to seed the fuzz of {toolcall_suite.parser_class.name!r} with (a case "
+                "listed in known_failures is no seed)",
+                pytrace=False,
+            )
+        markers = installed_markers(Registry.load(), toolcall_suite.parser_class)
+        searched = search(seeds, markers, examples=budget)
+        if searched.finding is not None:
+            pytest.fail(
+                f"after {searched.examples} of {budget} mutated outputs of the cases, "
+                f"{searched.finding}",
+                pytrace=False,
+            )
+
+
+def fuzz_budget() -> int:
+    """``TOOLCALL_FUZZ_EXAMPLES`` (a positive integer), else :data:`FUZZ_EXAMPLES`."""
+    text = os.environ.get("TOOLCALL_FUZZ_EXAMPLES", "").strip()
+    if not text:
+        return FUZZ_EXAMPLES
+    if not text.isdigit() or int(text) < 1:
+        msg = f"TOOLCALL_FUZZ_EXAMPLES must be a positive number of outputs, not {text!r}"
+        raise pytest.UsageError(msg)
+    return int(text)
+
+
+@dataclass(frozen=True)
+class SuiteTarget:
+    """A suite's parser, and the cases that seed its fuzz (those not known to fail)."""
+
+    parser_class: type[Parser]
+    seeds: tuple[Case, ...]
 
 
 @dataclass(frozen=True)
@@ -127,6 +194,22 @@ def toolcall_resources(request: pytest.FixtureRequest) -> Resources:
     return Resources(grammar=not request.config.getoption(_NO_GRAMMAR))
 
 
+def _suite_target(request: pytest.FixtureRequest) -> SuiteTarget:
+    """The parser of the requesting :class:`ConformanceSuite` and its seed cases; a
+    suite whose parser does not load fails the test, as its ``load`` test does."""
+    cls = request.cls
+    assert cls is not None
+    assert issubclass(cls, ConformanceSuite)
+    try:
+        parser_class = _parser_class(cls)
+    except Exception as problem:
+        pytest.fail(f"{cls.__qualname__}.parser: {problem}", pytrace=False)
+    cases, _ = _suite_cases(cls, parser_class, Path(request.path).parent)
+    known, _ = _known_failures(cls)
+    listed = {key.split("[", 1)[0] for key in known}
+    return SuiteTarget(parser_class, tuple(case for case in cases if case.id not in listed))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     cls = metafunc.cls
     if (
@@ -160,28 +243,11 @@ def _items(cls: type[ConformanceSuite], here: Path, *, grammar: bool) -> list[Co
     except Exception as problem:
         message = f"{cls.__qualname__}.parser: {problem}"
         return [ConformanceItem(None, None, "load", message)]
-    wanted = {parser_class.name, corpus_of(parser_class)}
-    paths: list[Path] = []
-    if cls.include_shipped:
-        paths += shipped_case_dirs(corpus_of(parser_class))
-    for entry in cls.case_dirs:
-        path = Path(entry)
-        paths.append(path if path.is_absolute() else here / path)
-    items: list[ConformanceItem] = []
-    missing = [path for path in paths if not path.exists()]
-    for path in missing:
-        items.append(
-            ConformanceItem(parser_class, None, "load", f"{path}: no such file or directory")
-        )
-    cases, errors = load_cases([path for path in paths if path.exists()])
-    for error in errors:
-        message = f"{error.path}: {error.field}: {error.message}"
-        items.append(ConformanceItem(parser_class, None, "load", message))
+    cases, load_problems = _suite_cases(cls, parser_class, here)
+    items = [ConformanceItem(parser_class, None, "load", problem) for problem in load_problems]
     known, problems = _known_failures(cls)
     used: set[str] = set()
     for case in cases:
-        if case.parser not in wanted:
-            continue
         for check in applicable_checks(case, grammar=grammar, parser_class=parser_class):
             keys = [f"{case.id}[{check}]", case.id]
             reason = next((known[key] for key in keys if key in known), "")
@@ -196,6 +262,23 @@ def _items(cls: type[ConformanceSuite], here: Path, *, grammar: bool) -> list[Co
         )
     items += [ConformanceItem(parser_class, None, "load", problem) for problem in problems]
     return items
+
+
+def _suite_cases(
+    cls: type[ConformanceSuite], parser_class: type[Parser], here: Path
+) -> tuple[list[Case], list[str]]:
+    """The suite's cases for its parser, and the case files that are missing or do not load."""
+    wanted = {parser_class.name, corpus_of(parser_class)}
+    paths: list[Path] = []
+    if cls.include_shipped:
+        paths += shipped_case_dirs(corpus_of(parser_class))
+    for entry in cls.case_dirs:
+        path = Path(entry)
+        paths.append(path if path.is_absolute() else here / path)
+    problems = [f"{path}: no such file or directory" for path in paths if not path.exists()]
+    cases, errors = load_cases([path for path in paths if path.exists()])
+    problems += [f"{error.path}: {error.field}: {error.message}" for error in errors]
+    return [case for case in cases if case.parser in wanted], problems
 
 
 def _known_failures(cls: type[ConformanceSuite]) -> tuple[dict[str, str], list[str]]:

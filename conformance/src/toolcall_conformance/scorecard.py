@@ -15,17 +15,23 @@ The scorecard counts only what it proves:
   steps of one token each are the ``stream-token`` split) is *not applicable*, shown as
   such and never counted as passed (:func:`toolcall_conformance.checks.plan_checks`);
 * per parser it gives the cases by provenance (recorded, wild, template, constructed) and
-  the number of independent checks that ran.
+  the number of independent checks that ran;
+* per parser (aliases once) it checks the properties that hold on any output
+  (:mod:`toolcall_conformance.fuzz`): the stream API (``feed`` after ``finish``, ``feed``
+  of a non-``str``) and a derandomized fuzz of ``--fuzz-examples`` mutated outputs of the
+  parser's cases; it shows how many outputs the fuzz checked and its finding, shrunk.
 
-The exit status is 0 only if every check that ran passed; 1 if one failed; 2 for a usage
-error (an unknown parser, nothing to check, vLLM missing for ``--against-vllm``). vLLM's
-built-ins are a baseline shown beside ours; their failures do not change the status.
+The exit status is 0 only if every check that ran passed and every property held; 1 if
+one failed; 2 for a usage error (an unknown parser, nothing to check, vLLM missing for
+``--against-vllm``). vLLM's built-ins are a baseline shown beside ours; their failures do
+not change the status.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,6 +55,13 @@ from toolcall_conformance.checks import (
     plan_checks,
     run_check,
 )
+from toolcall_conformance.fuzz import (
+    Finding,
+    check_stream_api,
+    installed_markers,
+    search,
+    seeds_from_cases,
+)
 from toolcall_conformance.vllm_baseline import (
     BASELINE_CHECKS,
     VllmBaseline,
@@ -63,12 +76,15 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "FUZZ_EXAMPLES",
     "PROVENANCE_KINDS",
+    "Properties",
     "ScorecardError",
     "Target",
     "add_arguments",
     "behaviour_class",
     "builtin_aliases",
+    "check_properties",
     "main",
     "mark_aliases",
     "render",
@@ -86,8 +102,47 @@ LOAD_CHECK = "load"
 
 PROVENANCE_KINDS = ("recorded", "wild", "template", "constructed")
 
+#: Mutated outputs fuzzed per parser, unless ``--fuzz-examples`` or ``TOOLCALL_FUZZ_EXAMPLES``
+#: says otherwise.
+FUZZ_EXAMPLES = 50
+
 #: Class attributes that describe a parser without changing what it does.
 _METADATA = frozenset({"name", "summary", "corpus", "_abc_impl"})
+
+
+@dataclass(frozen=True)
+class Properties:
+    """What held of one parser on any output: the stream API's problems, how many mutated
+    outputs the fuzz checked, and what it found (``None``: nothing)."""
+
+    parser: str
+    stream_api: tuple[str, ...]
+    fuzzed: int
+    finding: Finding | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.stream_api) or self.finding is not None
+
+    def failures(self) -> list[str]:
+        lines = [f"{self.parser} stream API FAILED: {problem}" for problem in self.stream_api]
+        if self.finding is not None:
+            lines.append(f"{self.parser} fuzz FAILED after {self.fuzzed} outputs: {self.finding}")
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        finding = self.finding
+        return {
+            "stream_api": list(self.stream_api),
+            "fuzzed": self.fuzzed,
+            "finding": None
+            if finding is None
+            else {
+                "text": finding.text,
+                "split_seed": finding.split_seed,
+                "problems": list(finding.problems),
+            },
+        }
 
 
 class ScorecardError(Exception):
@@ -158,10 +213,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also run the cases through vLLM's built-in parser of the same name",
     )
     parser.add_argument(
+        "--fuzz-examples",
+        type=_budget,
+        default=None,
+        metavar="N",
+        help="mutated outputs to fuzz per parser (default: TOOLCALL_FUZZ_EXAMPLES, else "
+        f"{FUZZ_EXAMPLES}; 0 leaves the fuzz out)",
+    )
+    parser.add_argument(
         "--no-grammar",
         action="store_true",
         help="leave out the grammar checks (which need xgrammar)",
     )
+
+
+def _budget(text: str) -> int:
+    if not text.strip().isdigit():
+        msg = f"a number of outputs (0 or more), not {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return int(text)
 
 
 def main(args: argparse.Namespace, *, registry: Registry | None = None) -> int:
@@ -171,16 +241,21 @@ def main(args: argparse.Namespace, *, registry: Registry | None = None) -> int:
         registry = registry if registry is not None else Registry.load()
         targets, load_results = select_targets(registry, args.parsers or (), args.case_dirs or ())
         baseline = _baseline() if args.against_vllm else None
-    except ScorecardError as error:
+        examples = args.fuzz_examples
+        if examples is None:
+            examples = _budget(os.environ.get("TOOLCALL_FUZZ_EXAMPLES", str(FUZZ_EXAMPLES)))
+    except (ScorecardError, argparse.ArgumentTypeError) as error:
         print(f"toolcall conformance: {error}", file=sys.stderr)
         return EXIT_USAGE
     resources = Resources(grammar=not args.no_grammar)
     results, vllm_results = run(targets, resources, baseline=baseline, progress=not args.json)
     results = [*load_results, *results]
+    properties = check_properties(targets, installed_markers(registry), examples=examples)
     if args.json:
         data: dict[str, Any] = {
             "results": [result.to_json() for result in results],
             "summary": summarize(results, targets),
+            "properties": {entry.parser: entry.to_json() for entry in properties},
         }
         if baseline is not None:
             data["vllm"] = {
@@ -192,14 +267,41 @@ def main(args: argparse.Namespace, *, registry: Registry | None = None) -> int:
         json.dump(data, out, indent=2, ensure_ascii=False)
         out.write("\n")
     else:
-        render(results, vllm_results if baseline is not None else None, targets=targets, out=out)
+        render(
+            results,
+            vllm_results if baseline is not None else None,
+            targets=targets,
+            properties=properties,
+            out=out,
+        )
         for name, original in builtin_aliases(baseline, targets).items() if baseline else ():
             print(
                 f"vLLM's {name} is its {original} class on the same cases: counted once, "
                 f"under {original}",
                 file=out,
             )
-    return EXIT_FAILED if any(result.failed for result in results) else EXIT_OK
+    failed = any(result.failed for result in results) or any(p.failed for p in properties)
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def check_properties(
+    targets: Sequence[Target], markers: Sequence[str], *, examples: int
+) -> list[Properties]:
+    """The stream API and ``examples`` fuzzed outputs (none if 0) of every target that is
+    not an alias, seeded with its cases; ``markers`` are the fuzz's alphabet."""
+    checked = []
+    for target in sorted(targets, key=lambda t: t.name):
+        if target.alias_of is not None:
+            continue
+        seeds = seeds_from_cases(target.parser_class, target.cases)
+        # Built for a case's request and tokenizer: a parser may need them.
+        stream_api = tuple(check_stream_api(seeds[0].make_parser if seeds else target.parser_class))
+        if examples == 0 or not seeds:
+            checked.append(Properties(target.name, stream_api, 0))
+            continue
+        searched = search(seeds, [*markers, *target.parser_class.markers], examples=examples)
+        checked.append(Properties(target.name, stream_api, searched.examples, searched.finding))
+    return checked
 
 
 def _baseline() -> VllmBaseline:
@@ -445,10 +547,12 @@ def render(
     vllm_results: Sequence[CheckResult] | None = None,
     *,
     targets: Sequence[Target] = (),
+    properties: Sequence[Properties] = (),
     out: TextIO | None = None,
 ) -> None:
     """The scorecard: the checks per parser, the cases and independent checks per parser,
-    what was not applicable and why, the aliases, then the failures."""
+    the properties on any output, what was not applicable and why, the aliases, then the
+    failures."""
     stream = out or sys.stdout
     # Not a terminal (CI logs, a file): wide enough that no column is cut.
     width = None if stream.isatty() else 120
@@ -484,6 +588,8 @@ def render(
     console.print(table)
     if targets:
         console.print(_cases_table(results, targets))
+    if properties:
+        console.print(_properties_table(properties, targets))
     _print_notes(console, results, targets, asked)
     summary = summarize(results, targets)
     failed_results = [result for result in results if result.failed]
@@ -494,10 +600,20 @@ def render(
         + (f", [red]{summary['failed']} failed[/]" if summary["failed"] else "")
         + f"; {summary['not_applicable']} not applicable (repeats, not run)"
     )
-    if failed_results:
+    if properties:
+        held = sum(not entry.failed for entry in properties)
+        fuzzed = sum(entry.fuzzed for entry in properties)
+        console.print(
+            f"properties held for {held} of {len(properties)} parsers "
+            f"(the stream API, and {fuzzed} fuzzed outputs)"
+        )
+    property_failures = [line for entry in properties for line in entry.failures()]
+    if failed_results or property_failures:
         console.print("\n[bold]Failures[/]")
         for result in failed_results:
             console.print(f"- {_escape(str(result))}")
+        for line in property_failures:
+            console.print(f"- {_escape(line)}")
     if vllm_results:
         base = summarize(vllm_results)
         vllm_failed = [result for result in vllm_results if result.failed]
@@ -547,6 +663,25 @@ def _cases_table(results: Sequence[CheckResult], targets: Sequence[Target]) -> T
         str(totals["passed"]),
         str(totals["failed"]),
     )
+    return table
+
+
+def _properties_table(properties: Sequence[Properties], targets: Sequence[Target]) -> Table:
+    table = Table(title="toolcall conformance: properties on any output", header_style="bold")
+    table.add_column("parser")
+    table.add_column("stream API")
+    table.add_column("fuzzed outputs", justify="right")
+    table.add_column("findings", justify="right")
+    rows = {entry.parser: entry for entry in properties}
+    aliases = {target.name: target.alias_of for target in targets if target.alias_of}
+    for name in sorted({*rows, *aliases}):
+        if name in aliases:
+            table.add_row(name, f"alias of {aliases[name]}", "-", "-")
+            continue
+        entry = rows[name]
+        api = f"[red]{len(entry.stream_api)} problems[/]" if entry.stream_api else "[green]ok[/]"
+        found = "[red]1[/]" if entry.finding is not None else "0"
+        table.add_row(name, api, str(entry.fuzzed), found if entry.fuzzed else "-")
     return table
 
 

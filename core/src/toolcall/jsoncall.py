@@ -106,6 +106,10 @@ class ValueScanner:
         return bool(self._quote)
 
     @property
+    def in_double_quotes(self) -> bool:
+        return self._quote == '"'
+
+    @property
     def plain_string(self) -> bool:
         """Whether the scan stands inside a string with nothing pending: text without a
         quote or a backslash leaves it there, and is the value's text as it stands."""
@@ -392,6 +396,12 @@ class CallObjectReader:
             and not self.held_string
             and self._value.plain_string
         )
+
+    @property
+    def plain_escapes(self) -> bool:
+        """Whether, besides, a complete JSON escape (a backslash and one of ``"\\/bfnrtu``)
+        is argument text as it stands: the argument string is double-quoted."""
+        return self.plain_arguments and self._value.in_double_quotes
 
     @property
     def done(self) -> bool:

@@ -109,11 +109,15 @@ _TRIPLE_STOP = {
     for q in "'\""
     for f in (False, True)
 }
-#: The fast path of the stream (text that goes out as it is): nothing that closes,
-#: escapes or must be JSON-escaped.
+#: The fast path of the stream (text that goes out as it is): nothing that closes or
+#: must be JSON-escaped, and no escape but those JSON writes as Python does (a raw
+#: string's backslash is text, which JSON escapes), or that the delta leaves open.
 _FAST_STOP = {
-    False: regex.compile(r"['\"\\\x00-\x1f]"),
-    True: regex.compile(r"['\"\\\x00-\x1f{}]"),
+    (fstring, raw): regex.compile(
+        rf"['\"\\\x00-\x1f{braces}]" if raw else rf"['\"\x00-\x1f{braces}]|\\(?:[^\\\"bfnrt]|\Z)"
+    )
+    for fstring, braces in ((False, ""), (True, "{}"))
+    for raw in (False, True)
 }
 #: Outside strings, what skipping (content up to the end of an element) looks at.
 _SKIP_OUT = regex.compile(r"['\"()\[\]{},]")
@@ -331,6 +335,9 @@ class PyCallReader:
         state = self._state
         self._done = True
         s.slow()
+        held = s.held_start
+        if held is not None:  # the family held its opening marker and no text came after it
+            self._end = max(self._end, held + len(s.held))
         if not self._accepted:
             self._unreadable(self._end, "the text is not a call")
             s.release()
@@ -1189,7 +1196,7 @@ class PyCallReader:
         """Between deltas: plain string text may skip the reader."""
         s = self._s
         if self._state is _S.STRING and not self._frames and not s.holding and not self._done:
-            s.fast_arguments(_FAST_STOP[self._fstring])
+            s.fast_arguments(_FAST_STOP[self._fstring, self._raw])
         else:
             s.slow()
 

@@ -207,6 +207,19 @@ def test_pre_v11_element_that_is_no_call_is_content() -> None:
     assert parsed.content == '{"tool": "x"}'
 
 
+def test_pre_v11_element_that_is_not_an_object_is_content_at_once() -> None:
+    # Found by the kit's fuzz: a list whose first element is broken and whose next one
+    # is no object at all is content; the stream must not hold that element back (§4.6).
+    text = (
+        '[TOOL_CALLS] [{</arg_key>"name": "get_time", "arguments": {}},</arg_value> '
+        '{"name": "search", "arguments": {}}]'
+    )
+    parsed = parse(text)
+    assert parsed.content == text
+    assert parsed.tool_calls == ()
+    assert set(events(parsed)) == {EventName.UNPARSED_MARKUP}
+
+
 def test_pre_v11_python_literal_list_and_text_after() -> None:
     parsed = parse("[TOOL_CALLS] [{'name': 'get_time', 'arguments': {'timezone': 'UTC'}}] Done.")
     assert calls(parsed) == [("get_time", '{"timezone": "UTC"}')]

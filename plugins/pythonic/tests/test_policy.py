@@ -225,6 +225,22 @@ def test_strict_parsing_makes_recoveries_defects() -> None:
         ("get_time()", "get_time()", []),
         # An empty block is content.
         ("<function_calls>\n</function_calls>", "<function_calls>\n</function_calls>", []),
+        # A line that cannot start a call (a quote) is content, and the next line is
+        # read again (this once looped forever: the reader refused it before taking a
+        # character, and the block opened a reader for the same line again).
+        ("<function_calls>x\n'y", "<function_calls>x\n'y", []),
+        (
+            "<function_calls>\n'y\nget_time()</function_calls>",
+            "<function_calls>\n'y",
+            [("get_time", "{}")],
+        ),
+        # A line break inside what began as a name: the next line is read as a call,
+        # whether the break came in the same delta or in an earlier one.
+        (
+            "<function_calls>g\net_time()</function_calls>",
+            "<function_calls>g",
+            [("et_time", "{}")],
+        ),
         # Two calls on one line: the second is content (calls are one per line).
         (
             "<function_calls>get_time() get_time()</function_calls>",
@@ -326,3 +342,12 @@ def test_strict_parsing_reads_no_bare_call() -> None:
     parsed = parse(make(strict=True), "get_time()")
     assert parsed.content == "get_time()"
     assert parsed.tool_calls == ()
+
+
+@pytest.mark.parametrize("text", ["<function_calls>", "Done.<function_calls>"])
+def test_an_olmo3_block_opened_as_the_output_ends_is_content_with_an_event(text: str) -> None:
+    # The marker is content; a marker in content is said (DESIGN §4.4, no silent leaks).
+    parsed = parse(make(Olmo3Parser), text, promptness=False)
+    assert parsed.content == text
+    assert parsed.tool_calls == ()
+    assert EventName.UNPARSED_MARKUP in {event.name for event in parsed.events}

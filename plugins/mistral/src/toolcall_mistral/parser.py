@@ -93,8 +93,9 @@ ID_SHAPE = regex.compile(r"[A-Za-z0-9]{9}")
 #: inside, then only whitespace.
 _NAME_SO_FAR = regex.compile(r"[ \t\r\n]*[^ \t\r\n\[\]{}()<>\"',;]*[ \t\r\n]*")
 _NOT_WHITESPACE = regex.compile(r"[^ \t\r\n]")
-#: What a JSON string's text must be scanned for: its end, an escape, a marker.
-_STRING_STOP = regex.compile(r'["\\\[]')
+#: What a JSON string's text must be scanned for: its end, a marker, or an escape it
+#: leaves open (after a complete one the string goes on as plain as before).
+_STRING_STOP = regex.compile(r'["\[]|\\\Z')
 #: Content needs the hooks only where a marker may start.
 _MARKER_START = regex.compile(r"\[")
 
@@ -577,6 +578,7 @@ class MistralStream(CallStream):
         part, rest = extent.feed(text)
         self._element_part(part, start)
         if not extent.done:
+            self._element_fast_path(extent)
             return len(text)
         self._element_end(complete=True, cut=False)
         if self._in_list:
@@ -589,12 +591,34 @@ class MistralStream(CallStream):
         self.content(rest, start + len(text) - len(rest))
         return len(text)
 
+    def _element_fast_path(self, extent: JsonValueScanner | _LiteralScanner) -> None:
+        """Inside a committed call's argument string that both scans read as plain text,
+        a delta without a stop is argument text: it would leave both where they stand."""
+        reader = self._object
+        if (
+            reader is not None
+            and reader.committed
+            and not reader.held_string
+            and reader.state == "value"
+            and reader.kind == "arguments"
+            and reader.scanner.plain_string
+            and isinstance(extent, JsonValueScanner)
+            and extent.plain_string
+            and self.arguments_open
+        ):
+            self.fast_arguments(_STRING_STOP)
+        else:
+            self.slow()
+
     def _element_part(self, part: str, start: int) -> None:
         """Element text: read member by member when it is a JSON object, else held."""
         reader = self._object
         if reader is None:
-            if self._list_calls and not self._element_literal:
-                self.content(part, start)  # not an object: never a call
+            if not self._element_literal:
+                # Not an object: never a call, so what the list held so far is not the
+                # framing of one either (the element's end would release it all the same).
+                self.release()
+                self.content(part, start)
                 return
             self.hold(part, start)
             self._element.append(part)

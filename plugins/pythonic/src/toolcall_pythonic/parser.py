@@ -278,6 +278,8 @@ class Olmo3Stream(CallStream):
         self._inside = False
         self._accepted = False  # a call was read in this block
         self._line_start = False
+        #: Where the reader opened at a line start began (-1: it opened after the marker).
+        self._reader_at = -1
 
     def on_marker(self, marker: str, start: int) -> None:
         self.slow()
@@ -310,10 +312,14 @@ class Olmo3Stream(CallStream):
                 if reader.done:
                     self._accepted = self._accepted or reader.accepted
                     self._reader = None
+                    if not taken and self._reader_at == start:
+                        # Refused at the line's first character: the line is content.
+                        self._line_start = False
                 continue
             # Inside a block, after a line that is not a call: content to the line's end.
             if self._line_start:
                 self._open_reader()
+                self._reader_at = start
                 continue
             end = text.find("\n")
             cut = len(text) if end < 0 else end + 1
@@ -338,6 +344,7 @@ class Olmo3Stream(CallStream):
 
     def _open_reader(self) -> None:
         self._reader = PyCallReader(self, lines=True, json_literals=True)
+        self._reader_at = -1
 
     def _close_block(self, marker: tuple[int, int] | None) -> None:
         """The block ends at ``marker`` (``None``: a new block starts first)."""

@@ -52,6 +52,7 @@ __all__ = [
     "family_tokenizer",
     "metadata_for",
     "renderer_for",
+    "renderers_of",
     "variants_of",
 ]
 
@@ -156,20 +157,30 @@ class Variant:
     tokenizer: str
 
 
-def variants_of(name: str, parser_class: type[Parser]) -> list[Variant]:
-    """How ``name`` is measured: once per generation of its format where :data:`VARIANTS`
-    lists them, else once, with its renderer and family tokenizer."""
+def renderers_of(name: str, parser_class: type[Parser]) -> list[tuple[str, Render, str]]:
+    """How ``name``'s outputs are written: ``(label, renderer, source)``, once per
+    generation of its format where :data:`VARIANTS` lists them, else once."""
     listed = VARIANTS.get(name)
     if listed is None:
         render, source = renderer_for(name, parser_class)
-        return [Variant(name, render, source, family_tokenizer(name, parser_class))]
+        return [(name, render, source)]
     found = []
-    for label, tokenizer, script, function in listed:
+    for label, _, script, function in listed:
         module = _load_script(ROOT / "conformance" / "corpus" / script)
-        found.append(
-            Variant(label, getattr(module, function), f"conformance/corpus/{script}", tokenizer)
-        )
+        found.append((label, getattr(module, function), f"conformance/corpus/{script}"))
     return found
+
+
+def variants_of(name: str, parser_class: type[Parser]) -> list[Variant]:
+    """How ``name`` is measured: each of its renderers (:func:`renderers_of`) with the
+    tokenizer :data:`VARIANTS` gives it, else the family's."""
+    tokenizers = {label: tokenizer for label, tokenizer, _, _ in VARIANTS.get(name, ())}
+    return [
+        Variant(
+            label, render, source, tokenizers.get(label) or family_tokenizer(name, parser_class)
+        )
+        for label, render, source in renderers_of(name, parser_class)
+    ]
 
 
 class BenchError(RuntimeError):

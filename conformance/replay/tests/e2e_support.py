@@ -101,27 +101,15 @@ def think_length(tokenizer: Any, family: str) -> int:
     return len(tokenizer.encode(think_prefix(family)))
 
 
-#: Discrepancies found and reported, not yet fixed: (case id, API) -> what goes wrong. Each is
-#: a strict xfail, so the test fails (XPASS) as soon as the bug is fixed and the entry must go.
-KNOWN: dict[tuple[str, str], str] = {}
-
-
 def case_params(parser: str, tokenizer: str) -> list[Any]:
     """One test per (case, API) of the shipped corpus of ``parser`` with ``tokenizer``."""
     import pytest
 
     return [
-        pytest.param(case, api, id=f"{case.id}-{api}", marks=_known(case.id, api))
+        pytest.param(case, api, id=f"{case.id}-{api}")
         for case in corpus(parser, tokenizer)
         for api in APIS
     ]
-
-
-def _known(case_id: str, api: str) -> list[Any]:
-    import pytest
-
-    reason = KNOWN.get((case_id, api))
-    return [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
 
 
 # -- servers ---------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from toolcall.scanning import JsonEmitter
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.canonical import Canonical
 from toolcall_hf_response_template.jsontokens import SCALAR, STRING, JsonTokens, Token
-from toolcall_hf_response_template.patterns import Delimiter, linear_time_problem
+from toolcall_hf_response_template.patterns import Delimiter, group_end, linear_time_problem
 from toolcall_hf_response_template.transform import Source, apply
 from toolcall_hf_response_template.values import (
     UnreadableValue,
@@ -704,30 +704,9 @@ def _tail(pattern: str) -> Delimiter:
 
 def _group_span(pattern: str, name: str) -> tuple[int, int] | None:
     """The span of the named group ``name`` in ``pattern`` (paren-matched)."""
-    opener = f"(?P<{name}>"
-    start = pattern.find(opener)
-    if start < 0:
-        return None
-    depth = 0
-    in_class = False
-    index = start
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return start, index + 1
-        index += 1
-    return None
+    start = pattern.find(f"(?P<{name}>")
+    end = group_end(pattern, start) if start >= 0 else -1
+    return None if end < 0 else (start, end)
 
 
 class _Members(Body):

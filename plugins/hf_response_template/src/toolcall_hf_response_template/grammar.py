@@ -37,6 +37,7 @@ import regex
 from toolcall.schema_types import value_type
 from toolcall.strictness import Obligation
 from toolcall_hf_response_template.bodies import _group_span, _Tags
+from toolcall_hf_response_template.patterns import group_end
 from toolcall_hf_response_template.stream import prompt_prefix
 from toolcall_hf_response_template.template import Field, Template
 
@@ -248,35 +249,11 @@ def _plain(pattern: str) -> str:
 def _without_final_lookahead(pattern: str) -> str:
     start = pattern.rfind("(?=")
     while start >= 0:
-        span = _group_span_at(pattern, start)
+        span = group_end(pattern, start)
         if span == len(pattern):
             return pattern[:start]
         start = pattern.rfind("(?=", 0, start)
     return pattern
-
-
-def _group_span_at(pattern: str, start: int) -> int:
-    """Where the group opening at ``start`` ends (-1 when it does not)."""
-    depth = 0
-    in_class = False
-    at = start
-    while at < len(pattern):
-        char = pattern[at]
-        if char == "\\":
-            at += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return at + 1
-        at += 1
-    return -1
 
 
 def _body(field: Field, entry: ToolPlan, *, at_most_one: bool) -> list[Format]:

@@ -471,9 +471,14 @@ def _top_level_branches(pattern: str) -> list[str]:
 
 
 def _top_level_alternation(pattern: str) -> bool:
+    return len(_top_level_branches(pattern)) > 1
+
+
+def group_end(pattern: str, start: int) -> int:
+    """Where the group opening at ``start`` of ``pattern`` ends (-1 when it does not)."""
     depth = 0
     in_class = False
-    at = 0
+    at = start
     while at < len(pattern):
         char = pattern[at]
         if char == "\\":
@@ -487,10 +492,10 @@ def _top_level_alternation(pattern: str) -> bool:
             depth += 1
         elif char == ")":
             depth -= 1
-        elif char == "|" and depth == 0:
-            return True
+            if depth == 0:
+                return at + 1
         at += 1
-    return False
+    return -1
 
 
 def _groups(match: Any) -> dict[str, str]:

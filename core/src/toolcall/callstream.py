@@ -63,6 +63,7 @@ from toolcall.scanning import (
     MarkerScanner,
     Text,
     json_object_problem,
+    string_body_stop,
 )
 from toolcall.types import WHITESPACE, Delta, Event, EventName, Span, ToolCallDelta
 
@@ -259,8 +260,12 @@ class CallStream(abc.ABC):
         self.__fast: _Search | None = None
         #: Each fast path's stop joined with the markers' first characters, once a stream.
         self.__fast_searches: dict[re.Pattern[str] | regex.Pattern[str], _Search] = {}
+        self.__string_searches: dict[tuple[str, str | None, str], re.Pattern[str]] = {}
         self.__fast_arguments = False
         self.__escape: Callable[[str], str] | None = None
+        #: Whether fast argument text is a string body with backslash escapes.
+        self.__split_escapes = False
+        self.__carry = ""  # the lone backslash a fast delta ended in, for the next delta
         self.__finished = False
         self.__failed = False
 
@@ -291,48 +296,67 @@ class CallStream(abc.ABC):
             msg = "feed() after finish(): this stream's output has ended"
             raise RuntimeError(msg)
         start = self.__position
-        end = self.__position = start + len(text)
+        self.__position = start + len(text)
+        if self.__carry:  # a backslash the last delta ended in: it comes first
+            text = self.__carry + text
+            start -= 1
+            self.__carry = ""
         scanner = self.__scanner
         held_start, held = start, ""
         try:
             fast = self.__fast
-            if (
-                fast is not None
-                and text
-                and fast.search(text) is None
-                and (scanner is None or scanner.pass_by(end - start))
-            ):
-                if self.__fast_arguments:
-                    # The hot path: argument text with nothing in it to scan for.
-                    self.__accounted = end
-                    spans = self.__spans
-                    if spans and spans[-1][1] == start:
-                        spans[-1][1] = end
-                    else:
-                        spans.append([start, end])
-                    if self.__escape is not None:
-                        text = self.__escape(text)
-                    self.__args.append(text)
-                    return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
-                self.content(text, start)
-                return self.__out.take()
+            if fast is not None and text and fast.search(text) is None:
+                size = len(text)
+                if not self.__fast_arguments:
+                    if scanner is None or scanner.pass_by(size):
+                        self.content(text, start)
+                        return self.__out.take()
+                else:
+                    if self.__split_escapes and text[-1] == "\\":
+                        run = size - len(text.rstrip("\\"))
+                        if run % 2:  # the escape goes on in the next delta: so does its backslash
+                            size -= 1
+                    if scanner is None or scanner.pass_by(size):
+                        # The hot path: argument text with nothing in it to scan for.
+                        if size < len(text):
+                            self.__carry = text[size:]
+                            text = text[:size]
+                            if not text:
+                                return []
+                        end = self.__accounted = start + size
+                        spans = self.__spans
+                        if spans and spans[-1][1] == start:
+                            spans[-1][1] = end
+                        else:
+                            spans.append([start, end])
+                        if self.__escape is not None:
+                            text = self.__escape(text)
+                        self.__args.append(text)
+                        return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
             if self.__failed:
                 self.content(text, start)
             elif self.__none:
                 self.__pass_through(text, start)
-            elif scanner is None or scanner.pass_plain(text):
-                self.on_text(text, start)
             else:
-                held_start, held = scanner.position, scanner.held
-                for segment in scanner.feed(text):
-                    if type(segment) is Text:
-                        self.on_text(segment.text, segment.start)
-                    else:
-                        self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
+                if scanner is not None:
+                    held_start, held = scanner.position, scanner.held
+                self.__hooks(text, start)
         except Exception as error:
             self.__fail(error, held + text, held_start)
         self.__limbo = []
         return self.__out.take()
+
+    def __hooks(self, text: str, start: int) -> None:
+        """Hand ``text`` (from offset ``start``) to the family, split at its markers."""
+        scanner = self.__scanner
+        if scanner is None or scanner.pass_plain(text):
+            self.on_text(text, start)
+            return
+        for segment in scanner.feed(text):
+            if type(segment) is Text:
+                self.on_text(segment.text, segment.start)
+            else:
+                self.on_marker(segment.marker, segment.start)  # type: ignore[union-attr]
 
     def finish(self) -> list[Delta]:
         """The output has ended: release everything still held back."""
@@ -345,6 +369,10 @@ class CallStream(abc.ABC):
             held_start = self.__position if scanner is None else scanner.position
             held = "" if scanner is None else scanner.held
             try:
+                if self.__carry:
+                    carry, self.__carry = self.__carry, ""
+                    held_start, held = self.__position - len(carry), carry
+                    self.__hooks(carry, held_start)
                 if scanner is not None:
                     for segment in scanner.finish():
                         self.on_text(segment.text, segment.start)
@@ -597,18 +625,18 @@ class CallStream(abc.ABC):
         self.content("".join(run), start)
 
     def json_arguments(
-        self, scanner: JsonValueScanner, text: str, start: int, stop: _Search
+        self, scanner: JsonValueScanner, text: str, start: int, delimiters: str = ""
     ) -> str:
         """Argument text of the open call read by a JSON value ``scanner``: what belongs to
         the value is framing and argument text, as it arrives. While the scan stands inside
-        a plain string, deltas in which ``stop`` finds nothing skip the hooks
-        (:meth:`fast_arguments`). Returns what follows the value once it is complete
+        a plain string, deltas with none of ``delimiters`` skip the hooks
+        (:meth:`fast_string`). Returns what follows the value once it is complete
         (``scanner.done``), else ``""``."""
         part, rest = scanner.feed(text)
         self.frame(start, start + len(text) - len(rest))
         self.arguments(part)
         if scanner.plain_string:
-            self.fast_arguments(stop)
+            self.fast_string(delimiters)
         else:
             self.slow()
         return rest
@@ -622,18 +650,59 @@ class CallStream(abc.ABC):
         self.__fast = self.__fast_search(stop)
         self.__fast_arguments = False
 
-    def fast_arguments(self, stop: _Search, escape: Callable[[str], str] | None = None) -> None:
+    def fast_arguments(
+        self,
+        stop: _Search,
+        escape: Callable[[str], str] | None = None,
+        *,
+        split_escapes: bool = False,
+    ) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
         marker prefix held, nor a character a marker starts with) is argument text of
         the open call, and framing: the delta as it stands, or as ``escape`` writes it
         (a format whose string values are not JSON text streams them through
-        :meth:`~toolcall.scanning.JsonEmitter.string_chunk`)."""
+        :meth:`~toolcall.scanning.JsonEmitter.string_chunk`). ``split_escapes``: the
+        text is a string body with backslash escapes, ``stop`` finds what it must in a
+        delta that begins on an escape boundary, and a delta that ends in the backslash
+        of an escape keeps it for the next one (as :meth:`fast_string` does)."""
+        self.__fast_path(self.__fast_search(stop), escape, split_escapes=split_escapes)
+
+    def fast_string(
+        self,
+        delimiters: str = "",
+        *,
+        escapes: str | None = None,
+        quote: str = '"',
+        escape: Callable[[str], str] | None = None,
+    ) -> None:
+        """Until :meth:`slow`, the open call's arguments stand inside a string quoted by
+        ``quote`` (a JSON string unless ``escape`` says otherwise), on an escape boundary:
+        a delta with no closing quote, none of ``delimiters``, no character a marker
+        starts with (escaped or not) and, if ``escapes`` is given, no escape but those, is
+        argument text as it stands, or as ``escape`` writes it as JSON string text. A
+        delta that ends in the backslash of an escape keeps it back for the next one,
+        which begins with it: an escape split between two tokens (``\\`` then ``n``, the
+        commonest pair in code) stays on the fast path.
+        (:func:`~toolcall.scanning.string_body_stop` is what the delta is searched with.)"""
+        key = (delimiters, escapes, quote)
+        searches = self.__string_searches
+        stop = searches.get(key)
+        if stop is None:
+            first = self.__markers.first_characters if self.__markers is not None else ""
+            wanted = "".join(sorted(set(delimiters + first)))
+            stop = searches[key] = string_body_stop(wanted, escapes=escapes, quote=quote)
+        self.__fast_path(stop, escape, split_escapes=True)
+
+    def __fast_path(
+        self, stop: _Search, escape: Callable[[str], str] | None, *, split_escapes: bool
+    ) -> None:
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        self.__fast = self.__fast_search(stop)
+        self.__fast = stop
         self.__fast_arguments = True
         self.__escape = escape
+        self.__split_escapes = split_escapes
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""

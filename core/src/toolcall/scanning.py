@@ -57,6 +57,7 @@ __all__ = [
     "Markers",
     "Text",
     "json_object_problem",
+    "string_body_stop",
 ]
 
 
@@ -92,6 +93,8 @@ class Markers:
         #: no marker and no marker prefix. (``re``: a character class needs no partial
         #: matching, and ``re`` searches a short text in a third of ``regex``'s time.)
         self.first = re.compile("[" + "".join(sorted({re.escape(m[0]) for m in unique})) + "]")
+        #: The characters markers start with.
+        self.first_characters = "".join(sorted({m[0] for m in unique}))
 
     def find(self, buffer: str, pos: int = 0, end: int | None = None) -> Found | None:
         """The first marker, or marker prefix reaching the end, in ``buffer[pos:end]``."""
@@ -543,6 +546,27 @@ class JsonEmitter:
 def _reject_constant(name: str) -> Any:
     msg = f"{name} is not JSON"
     raise ValueError(msg)
+
+
+def string_body_stop(
+    delimiters: str = "", *, escapes: str | None = None, quote: str = '"'
+) -> re.Pattern[str]:
+    """What a fast path inside a string with backslash escapes stops at
+    (:meth:`~toolcall.callstream.CallStream.fast_string`): the string's closing
+    ``quote``, a character of ``delimiters`` anywhere (escaped or not), and, if
+    ``escapes`` is given, an escape whose letter is not one of them. It reads a delta
+    that begins on an escape boundary from its start, an escape at a time: an escaped
+    quote goes by, and so does a backslash that ends the delta. A plain delta costs
+    one scan."""
+    plain = rf"[^{re.escape(quote)}\\{re.escape(delimiters)}]*+"
+    if escapes is not None:
+        letter = f"[{re.escape(escapes)}]"
+    elif delimiters:
+        letter = f"[^{re.escape(delimiters)}]"
+    else:
+        letter = r"[\s\S]"
+    stops = re.escape(quote + delimiters)
+    return re.compile(rf"\A{plain}(?:\\{letter}{plain})*+(?:[{stops}]|\\(?!\Z))")
 
 
 def json_object_problem(text: str, value: object = UNDECODED) -> str | None:

@@ -147,9 +147,6 @@ _MARKERS = Markers((START, END))
 _NOT_WHITESPACE = re.compile(r"[^ \t\r\n]")
 #: Content needs scanning only where a marker may start.
 _MARKUP = re.compile("<")
-#: Text inside a JSON string (no escape pending) leaves it so unless it holds its end,
-#: a marker, or ends inside an escape.
-_STRING_STOP = re.compile(r'["<]|\\\Z')
 
 
 class HermesStream(CallStream):
@@ -396,7 +393,7 @@ class HermesStream(CallStream):
             self.frame(start + pos, start + end)
             self.arguments(value)
             if scanner.plain_string:
-                self.fast_arguments(_STRING_STOP)
+                self.fast_string()
             else:
                 self.slow()
         else:
@@ -411,7 +408,7 @@ class HermesStream(CallStream):
         self.frame(start, start + len(text))
         self.arguments(text)
         if self._json.plain_string:
-            self.fast_arguments(_STRING_STOP)
+            self.fast_string()
         else:
             self.slow()
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -107,9 +106,8 @@ _CONTENT_STOP = regex.compile(r"[{\[<\n]")
 _CONTENT_STOP_AFTER_TEXT = regex.compile(r"[{\[<]")
 #: What an argument string must be scanned for: its end, an escape, a marker.
 _STRING_STOP = regex.compile(r"[\"'\\<]")
-#: The same in a double-quoted string, where a complete JSON escape stands as it is: a
-#: quote, a marker, or an escape that is not JSON's or that the delta leaves open.
-_DOUBLE_STRING_STOP = re.compile(r'["<]|\\(?:[^"\\/bfnrtu]|\Z)')
+#: In a double-quoted string a JSON escape stands as it is: the escapes that need no scan.
+_JSON_ESCAPES = '"\\/bfnrtu'
 
 
 class Llama3JsonParser(Parser):
@@ -451,7 +449,10 @@ class JsonCallStream(CallStream):
         if not self._committed and not self._rejected:
             self._check_partial_name()
         if self._committed and reader.plain_arguments and self.arguments_open:
-            self.fast_arguments(_DOUBLE_STRING_STOP if reader.plain_escapes else _STRING_STOP)
+            if reader.plain_escapes:
+                self.fast_string("<", escapes=_JSON_ESCAPES)
+            else:
+                self.fast_arguments(_STRING_STOP)
         else:
             self.slow()
         return len(text)

@@ -93,9 +93,6 @@ ID_SHAPE = regex.compile(r"[A-Za-z0-9]{9}")
 #: inside, then only whitespace.
 _NAME_SO_FAR = regex.compile(r"[ \t\r\n]*[^ \t\r\n\[\]{}()<>\"',;]*[ \t\r\n]*")
 _NOT_WHITESPACE = regex.compile(r"[^ \t\r\n]")
-#: What a JSON string's text must be scanned for: its end, a marker, or an escape it
-#: leaves open (after a complete one the string goes on as plain as before).
-_STRING_STOP = regex.compile(r'["\[]|\\\Z')
 #: Content needs the hooks only where a marker may start.
 _MARKER_START = regex.compile(r"\[")
 
@@ -452,7 +449,7 @@ class MistralStream(CallStream):
             self._arguments_text(buffer, origin)
 
     def _arguments_text(self, text: str, start: int) -> None:
-        rest = self.json_arguments(self._json, text, start, _STRING_STOP)
+        rest = self.json_arguments(self._json, text, start)
         if self._json.done:
             self.close_call()  # the call ends with its value; what follows is content
             self._state = _State.CONTENT
@@ -606,7 +603,7 @@ class MistralStream(CallStream):
             and extent.plain_string
             and self.arguments_open
         ):
-            self.fast_arguments(_STRING_STOP)
+            self.fast_string()
         else:
             self.slow()
 

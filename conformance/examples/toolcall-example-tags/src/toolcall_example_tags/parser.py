@@ -42,8 +42,6 @@ NAME_END = '">'
 END = "</call>"
 MAX_NAME = 256
 _NOT_IN_NAMES = regex.compile(r'[<"\n\r]')
-#: What a JSON string's text must be scanned for: its end, an escape, a marker.
-_STRING_STOP = regex.compile(r'["\\<]')
 
 
 class ExampleTagsParser(Parser):
@@ -205,7 +203,7 @@ class TagStream(CallStream):
     # -- the arguments --------------------------------------------------------------
 
     def _arguments_text(self, text: str, start: int) -> None:
-        rest = self.json_arguments(self._json, text, start, _STRING_STOP)
+        rest = self.json_arguments(self._json, text, start)
         if self._json.done:
             self.end_arguments()
             self._state = _State.AFTER

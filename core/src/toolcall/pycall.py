@@ -64,6 +64,7 @@ import enum
 import json
 import keyword
 import math
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -109,16 +110,39 @@ _TRIPLE_STOP = {
     for q in "'\""
     for f in (False, True)
 }
-#: The fast path of the stream (text that goes out as it is): nothing that closes or
-#: must be JSON-escaped, and no escape but those JSON writes as Python does (a raw
-#: string's backslash is text, which JSON escapes), or that the delta leaves open.
-_FAST_STOP = {
-    (fstring, raw): regex.compile(
-        rf"['\"\\\x00-\x1f{braces}]" if raw else rf"['\"\x00-\x1f{braces}]|\\(?:[^\\\"bfnrt]|\Z)"
-    )
+#: The fast path of a raw string (text that goes out as it is): nothing that closes or
+#: must be JSON-escaped (a raw string's backslash is text, which JSON escapes).
+_RAW_FAST_STOP = {
+    fstring: regex.compile(rf"['\"\\\x00-\x1f{braces}]")
     for fstring, braces in ((False, ""), (True, "{}"))
-    for raw in (False, True)
 }
+#: The fast path of any other string stops at what is not JSON text once its escaped
+#: quotes are rewritten (:data:`_AS_JSON`): a control character, a brace of an
+#: f-string, or an escape that JSON does not write as Python does.
+_CONTROL = "".join(map(chr, range(0x20)))
+_FAST_DELIMITERS = {False: _CONTROL, True: _CONTROL + "{}"}
+_FAST_ESCAPES = "\\'\"bfnrt"
+#: A quote after an even run of backslashes (from an escape boundary), with that run.
+_ESCAPED_SINGLE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
+_BARE_DOUBLE = re.compile(r'(?<!\\)((?:\\\\)*)"')
+
+
+def _single_quoted_as_json(text: str) -> str:
+    """The body of a '...' string (complete escapes, none but JSON's and ``\\'``) as
+    JSON string text: ``\\'`` is ``'``, a bare ``"`` is ``\\"``."""
+    if "'" in text:
+        text = _ESCAPED_SINGLE.sub(r"\1'", text)
+    if '"' in text:
+        text = _BARE_DOUBLE.sub(r'\1\\"', text)
+    return text
+
+
+def _double_quoted_as_json(text: str) -> str:
+    """The body of a "..." string (as above) as JSON string text: ``\\'`` is ``'``."""
+    return _ESCAPED_SINGLE.sub(r"\1'", text) if "'" in text else text
+
+
+_AS_JSON: Final = {"'": _single_quoted_as_json, '"': _double_quoted_as_json}
 #: Outside strings, what skipping (content up to the end of an element) looks at.
 _SKIP_OUT = regex.compile(r"['\"()\[\]{},]")
 _SKIP_IN = {q: regex.compile("[" + regex.escape(q) + r"\\]") for q in "'\""}
@@ -1196,7 +1220,15 @@ class PyCallReader:
         """Between deltas: plain string text may skip the reader."""
         s = self._s
         if self._state is _S.STRING and not self._frames and not s.holding and not self._done:
-            s.fast_arguments(_FAST_STOP[self._fstring, self._raw])
+            if self._raw:
+                s.fast_arguments(_RAW_FAST_STOP[self._fstring])
+            else:
+                s.fast_string(
+                    _FAST_DELIMITERS[self._fstring],
+                    escapes=_FAST_ESCAPES,
+                    quote=self._quote,
+                    escape=_AS_JSON[self._quote],
+                )
         else:
             s.slow()
 

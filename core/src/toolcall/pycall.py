@@ -64,6 +64,7 @@ import enum
 import json
 import keyword
 import math
+import re
 import unicodedata
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -98,17 +99,95 @@ _DASHED_NAME = regex.compile(r"[^\W\d][\w-]*(?:\.[^\W\d][\w-]*)*")
 _NUMBER_RUN = regex.compile(r"[\w.]*")
 _DECIMAL = regex.compile(r"[\d_.eE+-]+")
 _LEADING_ZERO = regex.compile(r"0(?:_?\d)+")
-#: What a one-line string's text is scanned for, by quote (and f-string or not).
-_ONE_LINE_STOP = {
-    (q, f): regex.compile("[" + regex.escape(q) + r"\\\n\r\x00" + ("{}" if f else "") + "]")
+#: The escapes a run decodes at once, with ``unicode_escape`` (which reads them as a
+#: Python literal does): complete as they stand, and naming a character JSON can
+#: hold. The others go through :meth:`PyCallReader._escape`: ``\N{...}``, unknown
+#: escapes, one naming a surrogate or no character, an octal escape past ``\377``
+#: or that may still go on, a backslash before a carriage return, and any escape
+#: cut off by the end of the text.
+_DECODED_ESCAPE = (
+    r"\\(?:[\\'\"abfnrtv\n]|x[0-9a-fA-F]{2}|u(?![dD][89a-fA-F])[0-9a-fA-F]{4}"
+    r"|U(?!0000[dD][89a-fA-F])00(?:0[0-9a-fA-F]|10)[0-9a-fA-F]{4}"
+    r"|[0-3][0-7]{2}|[0-7]{1,2}(?=[^0-7]))"
+)
+
+
+def _run_pattern(quote: str, triple: bool, fstring: bool, raw: bool) -> re.Pattern[str]:
+    """A string's text up to the first character that needs a look of its own: text
+    and complete escapes (in a raw string, a backslash and the character after it)."""
+    stops = re.escape(quote) + r"\\\x00" + ("" if triple else r"\n\r") + ("{}" if fstring else "")
+    plain = f"[^{stops}]*+"
+    escape = rf"\\[^\n\r\x00{'{}' if fstring else ''}]" if raw else _DECODED_ESCAPE
+    # Possessive: nothing after the run can fail, and no backtracking state piles up.
+    return re.compile(f"{plain}(?:{escape}{plain})*+")
+
+
+_RUN = {
+    (q, triple, fstring, raw): _run_pattern(q, triple, fstring, raw)
     for q in "'\""
-    for f in (False, True)
+    for triple in (False, True)
+    for fstring in (False, True)
+    for raw in (False, True)
 }
-_TRIPLE_STOP = {
-    (q, f): regex.compile("[" + regex.escape(q) + r"\\\x00" + ("{}" if f else "") + "]")
+#: Long string text whose escapes JSON writes alike (``\'`` aside, in a string
+#: quoted with ``'``) goes out as it stands, with its quotes and raw line breaks
+#: escaped for JSON, rather than decoded and encoded again; a text no longer than
+#: this is read by the run alone.
+_LONG: Final = 256
+#: How many times a long text switches between runs JSON writes alike and the
+#: escapes and control characters between them before the rest is read by the run.
+_SWITCHES: Final = 8
+
+
+def _alike_pattern(quote: str, triple: bool, fstring: bool) -> re.Pattern[str]:
+    """String text whose JSON form differs from it only in ``\'``, a raw ``"`` and
+    (in a triple-quoted string) raw line breaks and tabs."""
+    controls = r"\x00-\x08\x0b\x0c\x0e-\x1f" if triple else r"\x00-\x1f"
+    plain = f"[^{re.escape(quote)}\\\\{controls}{'{}' if fstring else ''}]*+"
+    return re.compile(rf"{plain}(?:\\[\\{re.escape(quote)}nrtbf]{plain})*+")
+
+
+def _between_pattern(triple: bool) -> re.Pattern[str]:
+    """What stops a run JSON writes alike and a run decodes: escapes, and control
+    characters a string may hold."""
+    controls = r"\x01-\x08\x0b\x0c\x0e-\x1f" if triple else r"\x01-\x09\x0b\x0c\x0e-\x1f"
+    return re.compile(f"(?:{_DECODED_ESCAPE}|[{controls}])*+")
+
+
+_ALIKE = {
+    (q, triple, fstring): _alike_pattern(q, triple, fstring)
     for q in "'\""
-    for f in (False, True)
+    for triple in (False, True)
+    for fstring in (False, True)
 }
+_BETWEEN = {triple: _between_pattern(triple) for triple in (False, True)}
+
+
+def _as_json(source: str, quote: str) -> str:
+    """The JSON text of a run :data:`_ALIKE` matched."""
+    if quote == "'" and "\\'" in source:
+        # Inside the run a ' only follows the backslash that escapes it.
+        source = source.replace("\\'", "'")
+    if quote == "'" and '"' in source:
+        # ... and a " is the string's own text.
+        source = source.replace('"', '\\"')
+    for raw, escaped in _JSON_BREAKS:
+        if raw in source:
+            # A raw line break or tab only follows a backslash that is escaped itself.
+            source = source.replace(raw, escaped)
+    return source
+
+
+_JSON_BREAKS: Final = (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+
+
+def _decoded(source: str) -> str:
+    """What a run of text and escapes :data:`_RUN` matched means (not raw)."""
+    if "\\" not in source:
+        return source
+    return source.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
 #: The fast path of the stream (text that goes out as it is): nothing that closes or
 #: must be JSON-escaped, and no escape but those JSON writes as Python does (a raw
 #: string's backslash is text, which JSON escapes), or that the delta leaves open.
@@ -833,12 +912,15 @@ class PyCallReader:
         return i
 
     def _string(self, text: str, i: int, base: int) -> int:
-        stops = _TRIPLE_STOP if self._triple else _ONE_LINE_STOP
-        found = stops[self._quote, self._fstring].search(text, i)
-        j = len(text) if found is None else found.start()
+        if len(text) - i > _LONG and not self._raw and not self._frames:
+            i = self._alike(text, i, base)
+        run = _RUN[self._quote, self._triple, self._fstring, self._raw].match(text, i)
+        assert run is not None
+        j = run.end()
         if j > i:
-            self._text(text[i:j], text[i:j], base + i, base + j)
-        if found is None:
+            source = text[i:j]
+            self._text(source if self._raw else _decoded(source), source, base + i, base + j)
+        if j == len(text):
             return j
         c = text[j]
         s = self._s
@@ -868,6 +950,29 @@ class PyCallReader:
             s.event(EventName.CONTROL_CHARACTER, f"a raw {c!r} inside a string")
         self._text(c, c, base + j, base + j + 1)
         return j + 1
+
+    def _alike(self, text: str, i: int, base: int) -> int:
+        """Runs JSON writes alike, and what lies between them (see :data:`_LONG`), from
+        ``i`` on; returns where the run goes on."""
+        quote = self._quote
+        alike = _ALIKE[quote, self._triple, self._fstring]
+        between = _BETWEEN[self._triple]
+        s = self._s
+        for _ in range(_SWITCHES):
+            run = alike.match(text, i)
+            assert run is not None
+            j = run.end()
+            if j > i:
+                s.settle()
+                s.frame(base + i, base + j)
+                s.arguments(_as_json(text[i:j], quote))
+            run = between.match(text, j)
+            assert run is not None
+            i = run.end()
+            if i == j:
+                break
+            self._text(_decoded(text[j:i]), text[j:i], base + j, base + i)
+        return i
 
     def _text(self, decoded: str, source: str, start: int, end: int) -> None:
         """String text: ``source`` at ``[start, end)`` of the output means ``decoded``.

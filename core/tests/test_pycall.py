@@ -615,6 +615,137 @@ def test_any_text_parses_without_error_under_any_split(tail: str) -> None:
         assert strict == []
 
 
+# -- string text read in runs ------------------------------------------------------------
+#
+# A string's text and its complete escapes are read as one run; what a run cannot
+# decide (an escape cut off by the end of a delta, ``\N{...}``, an unknown escape, a
+# quote, a line break) is read one piece at a time. These pin that both agree with
+# Python, whole and split anywhere.
+
+#: Escapes of every kind, as source text: the ones a run decodes, and the ones it
+#: leaves to the piece-by-piece reader.
+ESCAPES = [
+    "\\\\",
+    "\\'",
+    '\\"',
+    "\\a",
+    "\\b",
+    "\\f",
+    "\\n",
+    "\\r",
+    "\\t",
+    "\\v",
+    "\\\n",
+    "\\x41",
+    "\\xe9",
+    "\\x7F",
+    "\\u00e9",
+    "\\u65E5",
+    "\\U0001F600",
+    "\\U0010FFFF",
+    "\\0",
+    "\\7",
+    "\\12",
+    "\\101",
+    "\\377",
+    "\\N{BULLET}",
+    "\\d",
+    "\\8",
+    "\\{",
+]
+#: In a raw string a backslash keeps the character after it (and stays).
+RAW_ESCAPES = ["\\\\", "\\'", '\\"', "\\n", "\\d", "\\x41", "\\N"]
+#: Text around the escapes: digits (an octal escape may go on into them), both
+#: quotes, braces, a tab, and characters beyond ASCII and beyond the BMP.
+TEXT = st.text(alphabet="ab7 9\t'\"{}\u00e9\u65e5\U0001f600\x7f", max_size=6)
+
+
+@st.composite
+def string_literals(draw: st.DrawFn) -> tuple[str, str]:
+    """A Python string literal and the text it means (by Python, not by the reader)."""
+    quote = draw(st.sampled_from(["'", '"']))
+    triple = draw(st.booleans())
+    prefix = draw(st.sampled_from(["", "r", "f", "rf"]))
+    escapes = RAW_ESCAPES if "r" in prefix else ESCAPES
+    if "f" in prefix:  # a brace in an escape would be a placeholder's
+        escapes = [escape for escape in escapes if "{" not in escape and "N" not in escape]
+    pieces: list[str] = []
+    for _ in range(draw(st.integers(0, 12))):
+        text = draw(TEXT).replace(quote, "\\" + quote)  # its own quote, escaped
+        if triple:  # raw line breaks
+            text = text.replace("9", "\n")
+        if "f" in prefix:  # an f-string writes a literal brace twice
+            text = text.replace("{", "{{").replace("}", "}}")
+        pieces += [text, draw(st.sampled_from(escapes))]
+    # Long text (longer than a delta) is read in longer runs.
+    body = "".join(pieces) * draw(st.sampled_from([1, 1, 60]))
+    delimiter = quote * 3 if triple else quote
+    source = prefix + delimiter + body + delimiter
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an unknown escape keeps its backslash, as here
+        value = eval(source) if "f" in prefix else ast.literal_eval(source)
+    assert isinstance(value, str)
+    return source, value
+
+
+@settings(max_examples=300, deadline=None)
+@given(literal=string_literals(), nested=st.booleans(), seed=st.integers(0, 2**16))
+def test_string_text_whole_and_split_agrees_with_python(
+    literal: tuple[str, str], nested: bool, seed: int
+) -> None:
+    source, value = literal
+    argument = f"[{source}, 1]" if nested else source
+    text = f"[f(s={argument}, n=1)]"
+    expected = json.dumps({"s": [value, 1] if nested else value, "n": 1}, ensure_ascii=False)
+    parsed = make().parse(text)
+    assert calls(parsed) == [("f", expected)]
+    assert parsed.events == ()
+    assert parsed.content is None
+    splits = [list(text), [text], *random_splits(text, 6, seed)]
+    assert check_splits(make(), text, splits) == []
+
+
+@pytest.mark.parametrize("quote", ["'", '"', "'''", '"""'])
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_long_string_of_every_escape_agrees_with_python(quote: str, nested: bool) -> None:
+    # Far longer than a delta, escapes packed: the whole text is read in runs.
+    body = "".join(ESCAPES) + "plain 'text' \"here\" \u00e9\U0001f600\t"
+    body = body.replace("\\" + quote[0], "").replace(quote[0], "\\" + quote[0]) * 2000
+    source = quote + body + quote
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = ast.literal_eval(source)
+    argument = f"({source},)" if nested else source
+    parsed = make().parse(f"[f(s={argument})]")
+    expected = {"s": [value] if nested else value}
+    assert calls(parsed) == [("f", json.dumps(expected, ensure_ascii=False))]
+    assert parsed.events == ()
+    # Streamed in deltas of a few characters, the same.
+    short = f"[f(s={quote}{body[: len(body) // 400]}{quote})]"
+    assert check_splits(make(), short, [steps(short, 3), steps(short, 7)]) == []
+
+
+@pytest.mark.parametrize(
+    ("escape", "content"),
+    [
+        # A run decodes only escapes that name a character JSON can hold.
+        ("\\ud800", "\\ud800'"),
+        ("\\uDFFF", "\\uDFFF'"),
+        ("\\U0000d800", "\\U0000d800'"),
+        ("\\U00110000", "\\U00110000'"),
+        ("\\N{NO SUCH NAME}", "\\N{NO SUCH NAME}'"),
+    ],
+)
+def test_an_escape_that_names_no_json_character_is_a_defect_after_a_run(
+    escape: str, content: str
+) -> None:
+    text = f"[f(a='ok \\n {escape}'), g()]"
+    parsed = parse_everywhere(make(), text)
+    assert calls(parsed) == [("f", '{"a": "ok \\n '), ("g", "{}")]
+    assert parsed.content == content
+    assert EventName.MALFORMED_ARGUMENTS in names(parsed)
+
+
 # -- size and depth ----------------------------------------------------------------------
 
 

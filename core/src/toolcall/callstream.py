@@ -162,7 +162,8 @@ class _Output:
         deltas: list[Delta] = []
         texts: list[str] = []
         kind = _CONTENT
-        calls: dict[int, list[str | None]] = {}
+        # A call's texts are joined once (a one-shot parse gives one call many pieces).
+        calls: dict[int, tuple[str | None, str | None, list[str]]] = {}
         for index, call_id, name, text in pieces:
             if index < 0:
                 if calls:
@@ -179,9 +180,9 @@ class _Output:
                 texts = []
             entry = calls.get(index)
             if entry is None:
-                calls[index] = [call_id, name, text]
+                calls[index] = (call_id, name, [text])
             else:
-                entry[2] = (entry[2] or "") + text
+                entry[2].append(text)
         if texts:
             deltas.append(_text_delta(kind, texts))
         if calls:
@@ -194,12 +195,12 @@ def _text_delta(kind: int, texts: list[str]) -> Delta:
     return Delta(text) if kind == _CONTENT else Delta(reasoning=text)
 
 
-def _calls_delta(calls: dict[int, list[str | None]]) -> Delta:
+def _calls_delta(calls: dict[int, tuple[str | None, str | None, list[str]]]) -> Delta:
     return Delta(
         "",
         tuple(
-            ToolCallDelta(index, call_id, name, text or "")
-            for index, (call_id, name, text) in calls.items()
+            ToolCallDelta(index, call_id, name, "".join(texts))
+            for index, (call_id, name, texts) in calls.items()
         ),
     )
 

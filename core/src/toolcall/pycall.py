@@ -61,6 +61,7 @@ with an explicit stack and serialised iteratively, so deep nesting never recurse
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import keyword
 import math
@@ -99,17 +100,95 @@ _DASHED_NAME = regex.compile(r"[^\W\d][\w-]*(?:\.[^\W\d][\w-]*)*")
 _NUMBER_RUN = regex.compile(r"[\w.]*")
 _DECIMAL = regex.compile(r"[\d_.eE+-]+")
 _LEADING_ZERO = regex.compile(r"0(?:_?\d)+")
-#: What a one-line string's text is scanned for, by quote (and f-string or not).
-_ONE_LINE_STOP = {
-    (q, f): regex.compile("[" + regex.escape(q) + r"\\\n\r\x00" + ("{}" if f else "") + "]")
+#: The escapes a run decodes at once, with ``unicode_escape`` (which reads them as a
+#: Python literal does): complete as they stand, and naming a character JSON can
+#: hold. The others go through :meth:`PyCallReader._escape`: ``\N{...}``, unknown
+#: escapes, one naming a surrogate or no character, an octal escape past ``\377``
+#: or that may still go on, a backslash before a carriage return, and any escape
+#: cut off by the end of the text.
+_DECODED_ESCAPE = (
+    r"\\(?:[\\'\"abfnrtv\n]|x[0-9a-fA-F]{2}|u(?![dD][89a-fA-F])[0-9a-fA-F]{4}"
+    r"|U(?!0000[dD][89a-fA-F])00(?:0[0-9a-fA-F]|10)[0-9a-fA-F]{4}"
+    r"|[0-3][0-7]{2}|[0-7]{1,2}(?=[^0-7]))"
+)
+
+
+def _run_pattern(quote: str, triple: bool, fstring: bool, raw: bool) -> re.Pattern[str]:
+    """A string's text up to the first character that needs a look of its own: text
+    and complete escapes (in a raw string, a backslash and the character after it)."""
+    stops = re.escape(quote) + r"\\\x00" + ("" if triple else r"\n\r") + ("{}" if fstring else "")
+    plain = f"[^{stops}]*+"
+    escape = rf"\\[^\n\r\x00{'{}' if fstring else ''}]" if raw else _DECODED_ESCAPE
+    # Possessive: nothing after the run can fail, and no backtracking state piles up.
+    return re.compile(f"{plain}(?:{escape}{plain})*+")
+
+
+_RUN = {
+    (q, triple, fstring, raw): _run_pattern(q, triple, fstring, raw)
     for q in "'\""
-    for f in (False, True)
+    for triple in (False, True)
+    for fstring in (False, True)
+    for raw in (False, True)
 }
-_TRIPLE_STOP = {
-    (q, f): regex.compile("[" + regex.escape(q) + r"\\\x00" + ("{}" if f else "") + "]")
+#: Long string text whose escapes JSON writes alike (``\'`` aside, in a string
+#: quoted with ``'``) goes out as it stands, with its quotes and raw line breaks
+#: escaped for JSON, rather than decoded and encoded again; a text no longer than
+#: this is read by the run alone.
+_LONG: Final = 256
+#: How many times a long text switches between runs JSON writes alike and the
+#: escapes and control characters between them before the rest is read by the run.
+_SWITCHES: Final = 8
+
+
+def _alike_pattern(quote: str, triple: bool, fstring: bool) -> re.Pattern[str]:
+    """String text whose JSON form differs from it only in ``\'``, a raw ``"`` and
+    (in a triple-quoted string) raw line breaks and tabs."""
+    controls = r"\x00-\x08\x0b\x0c\x0e-\x1f" if triple else r"\x00-\x1f"
+    plain = f"[^{re.escape(quote)}\\\\{controls}{'{}' if fstring else ''}]*+"
+    return re.compile(rf"{plain}(?:\\[\\{re.escape(quote)}nrtbf]{plain})*+")
+
+
+def _between_pattern(triple: bool) -> re.Pattern[str]:
+    """What stops a run JSON writes alike and a run decodes: escapes, and control
+    characters a string may hold."""
+    controls = r"\x01-\x08\x0b\x0c\x0e-\x1f" if triple else r"\x01-\x09\x0b\x0c\x0e-\x1f"
+    return re.compile(f"(?:{_DECODED_ESCAPE}|[{controls}])*+")
+
+
+_ALIKE = {
+    (q, triple, fstring): _alike_pattern(q, triple, fstring)
     for q in "'\""
-    for f in (False, True)
+    for triple in (False, True)
+    for fstring in (False, True)
 }
+_BETWEEN = {triple: _between_pattern(triple) for triple in (False, True)}
+
+
+def _as_json(source: str, quote: str) -> str:
+    """The JSON text of a run :data:`_ALIKE` matched."""
+    if quote == "'" and "\\'" in source:
+        # Inside the run a ' only follows the backslash that escapes it.
+        source = source.replace("\\'", "'")
+    if quote == "'" and '"' in source:
+        # ... and a " is the string's own text.
+        source = source.replace('"', '\\"')
+    for raw, escaped in _JSON_BREAKS:
+        if raw in source:
+            # A raw line break or tab only follows a backslash that is escaped itself.
+            source = source.replace(raw, escaped)
+    return source
+
+
+_JSON_BREAKS: Final = (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"))
+
+
+def _decoded(source: str) -> str:
+    """What a run of text and escapes :data:`_RUN` matched means (not raw)."""
+    if "\\" not in source:
+        return source
+    return source.encode("latin-1", "backslashreplace").decode("unicode_escape")
+
+
 #: The fast path of a raw string (text that goes out as it is): nothing that closes or
 #: must be JSON-escaped (a raw string's backslash is text, which JSON escapes).
 _RAW_FAST_STOP = {
@@ -117,32 +196,14 @@ _RAW_FAST_STOP = {
     for fstring, braces in ((False, ""), (True, "{}"))
 }
 #: The fast path of any other string stops at what is not JSON text once its escaped
-#: quotes are rewritten (:data:`_AS_JSON`): a control character, a brace of an
+#: quotes are rewritten (:func:`_as_json`): a control character, a brace of an
 #: f-string, or an escape that JSON does not write as Python does.
 _CONTROL = "".join(map(chr, range(0x20)))
 _FAST_DELIMITERS = {False: _CONTROL, True: _CONTROL + "{}"}
-_FAST_ESCAPES = "\\'\"bfnrt"
-#: A quote after an even run of backslashes (from an escape boundary), with that run.
-_ESCAPED_SINGLE = re.compile(r"(?<!\\)((?:\\\\)*)\\'")
-_BARE_DOUBLE = re.compile(r'(?<!\\)((?:\\\\)*)"')
-
-
-def _single_quoted_as_json(text: str) -> str:
-    """The body of a '...' string (complete escapes, none but JSON's and ``\\'``) as
-    JSON string text: ``\\'`` is ``'``, a bare ``"`` is ``\\"``."""
-    if "'" in text:
-        text = _ESCAPED_SINGLE.sub(r"\1'", text)
-    if '"' in text:
-        text = _BARE_DOUBLE.sub(r'\1\\"', text)
-    return text
-
-
-def _double_quoted_as_json(text: str) -> str:
-    """The body of a "..." string (as above) as JSON string text: ``\\'`` is ``'``."""
-    return _ESCAPED_SINGLE.sub(r"\1'", text) if "'" in text else text
-
-
-_AS_JSON: Final = {"'": _single_quoted_as_json, '"': _double_quoted_as_json}
+#: The escapes a fast delta may hold: those JSON writes as Python does, and the quote's.
+_FAST_ESCAPES: Final = {q: f"\\{q}bfnrt" for q in "'\""}
+#: How a fast delta is written as JSON: as a run JSON writes alike (:func:`_as_json`).
+_AS_JSON: Final = {q: functools.partial(_as_json, quote=q) for q in "'\""}
 #: Outside strings, what skipping (content up to the end of an element) looks at.
 _SKIP_OUT = regex.compile(r"['\"()\[\]{},]")
 _SKIP_IN = {q: regex.compile("[" + regex.escape(q) + r"\\]") for q in "'\""}
@@ -857,12 +918,15 @@ class PyCallReader:
         return i
 
     def _string(self, text: str, i: int, base: int) -> int:
-        stops = _TRIPLE_STOP if self._triple else _ONE_LINE_STOP
-        found = stops[self._quote, self._fstring].search(text, i)
-        j = len(text) if found is None else found.start()
+        if len(text) - i > _LONG and not self._raw and not self._frames:
+            i = self._alike(text, i, base)
+        run = _RUN[self._quote, self._triple, self._fstring, self._raw].match(text, i)
+        assert run is not None
+        j = run.end()
         if j > i:
-            self._text(text[i:j], text[i:j], base + i, base + j)
-        if found is None:
+            source = text[i:j]
+            self._text(source if self._raw else _decoded(source), source, base + i, base + j)
+        if j == len(text):
             return j
         c = text[j]
         s = self._s
@@ -892,6 +956,29 @@ class PyCallReader:
             s.event(EventName.CONTROL_CHARACTER, f"a raw {c!r} inside a string")
         self._text(c, c, base + j, base + j + 1)
         return j + 1
+
+    def _alike(self, text: str, i: int, base: int) -> int:
+        """Runs JSON writes alike, and what lies between them (see :data:`_LONG`), from
+        ``i`` on; returns where the run goes on."""
+        quote = self._quote
+        alike = _ALIKE[quote, self._triple, self._fstring]
+        between = _BETWEEN[self._triple]
+        s = self._s
+        for _ in range(_SWITCHES):
+            run = alike.match(text, i)
+            assert run is not None
+            j = run.end()
+            if j > i:
+                s.settle()
+                s.frame(base + i, base + j)
+                s.arguments(_as_json(text[i:j], quote))
+            run = between.match(text, j)
+            assert run is not None
+            i = run.end()
+            if i == j:
+                break
+            self._text(_decoded(text[j:i]), text[j:i], base + j, base + i)
+        return i
 
     def _text(self, decoded: str, source: str, start: int, end: int) -> None:
         """String text: ``source`` at ``[start, end)`` of the output means ``decoded``.
@@ -1225,7 +1312,7 @@ class PyCallReader:
             else:
                 s.fast_string(
                     _FAST_DELIMITERS[self._fstring],
-                    escapes=_FAST_ESCAPES,
+                    escapes=_FAST_ESCAPES[self._quote],
                     quote=self._quote,
                     escape=_AS_JSON[self._quote],
                 )

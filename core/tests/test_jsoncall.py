@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolcall.jsoncall import CallObjectReader, ItemKind, ReaderState, ValueScanner
+from toolcall.scanning import DECODE_AT, UNDECODED
 
 KEYS = ("parameters", "arguments")
 
@@ -224,3 +225,40 @@ def test_escapes_in_a_single_quoted_string_are_translated_so_not_plain() -> None
     reader.feed('{"name": "f", "arguments": {"a": \'x')
     assert reader.plain_arguments
     assert not reader.plain_escapes
+
+
+# -- a value met whole (one-shot) against the same value read piecewise --------------------
+
+_PAD = '"pad": "' + 'x\\n\\"y' * (DECODE_AT // 4) + '"'
+
+
+@pytest.mark.parametrize(
+    ("body", "strict"),
+    [
+        ('"s": "tab\\t quote\\" slash\\/ \\u00e9 \\\\"}', True),
+        ('"s": "pair \\ud83d\\ude00", "t": [true, null, -1.5e3]}', True),
+        ('"s": "lone \\ud800 escape"}', True),  # JSON; the policy check is the stream's
+        ('"s": "invalid \\x41 escape"}', False),
+        ('"n": NaN}', False),
+        ('"n": 1e999}', False),
+        ('"k": 1, "k": 2}', True),
+        ('"s": "raw\tcontrol"}', False),
+        ("'s': 'python', \"b\": True}", False),
+        ('"s": "cut off \\', False),
+    ],
+)
+@pytest.mark.parametrize("recover", [True, False])
+def test_arguments_decoded_whole_read_as_when_read_piecewise(
+    body: str, strict: bool, recover: bool
+) -> None:
+    arguments = "{" + _PAD + ", " + body
+    text = '{"name": "f", "arguments": ' + arguments + ', "x": 1} tail'
+    whole = read(text, recover=recover)
+    pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
+    assert whole == read(text, recover=recover, pieces=pieces)
+    reader = CallObjectReader(KEYS, recover=recover)
+    decoded = [item.decoded for item in reader.feed(text) if item.kind is ItemKind.ARGUMENTS]
+    if strict:
+        assert decoded == [json.loads(arguments)]
+    else:
+        assert all(value is UNDECODED for value in decoded)

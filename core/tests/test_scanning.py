@@ -13,6 +13,7 @@ from toolcall.scanning import (
     DECODE_AT,
     UNDECODED,
     ContentGate,
+    Found,
     JsonEmitter,
     JsonValueScanner,
     Marker,
@@ -356,3 +357,40 @@ def test_content_gate_is_split_invariant(parts: list[str | None], cuts: list[int
             whole.append(part)
             split += split_at(part, cuts)
     assert gate_run(whole) == gate_run(split)
+
+
+OVERLAPPING = ("abcd", "bc", "c", "[TOOL_CALLS]", "[ARGS]")
+OVERLAP_TEXTS = st.lists(
+    st.sampled_from(["a", "b", "c", "d", "x", "[", "]", "[TOOL_", "CALLS]", "[ARGS]", "[ARG"]),
+    max_size=20,
+).map("".join)
+
+
+def reference_find(text: str, markers: Sequence[str], pos: int, end: int) -> Found | None:
+    """The leftmost complete marker (the longest at its offset) in ``text[pos:end]``,
+    else the leftmost proper marker prefix that reaches ``end``."""
+    ordered = sorted(markers, key=len, reverse=True)
+    for at in range(pos, end):
+        hit = next((m for m in ordered if text.startswith(m, at, end)), None)
+        if hit is not None:
+            return Found(at, at + len(hit), hit)
+    for at in range(pos, end):
+        if any(m.startswith(text[at:end]) for m in markers):
+            return Found(at, end, None)
+    return None
+
+
+@given(text=OVERLAP_TEXTS, pos=st.integers(0, 60), length=st.integers(0, 60))
+@settings(max_examples=600)
+def test_markers_find_the_leftmost_complete_marker_else_a_prefix(
+    text: str, pos: int, length: int
+) -> None:
+    pos = min(pos, len(text))
+    end = min(pos + length, len(text))
+    found = Markers(OVERLAPPING).find(text, pos, end)
+    assert found == reference_find(text, OVERLAPPING, pos, end)
+
+
+@pytest.mark.parametrize("text", ["plain", 'q"b\\s\n\t\r', "del\x7f", "ctl\x00\x1f", "é東🗼", ""])
+def test_a_string_chunk_is_what_json_dumps_writes(text: str) -> None:
+    assert JsonEmitter.string_chunk(text) == json.dumps(text, ensure_ascii=False)[1:-1]

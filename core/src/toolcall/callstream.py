@@ -257,6 +257,9 @@ class CallStream(abc.ABC):
         self.__index = -1
         self.__args_open = False
         self.__args: list[str] = []
+        # The open call's argument text and its value, when one piece that a JSON scanner
+        # decoded whole is all of it (close_call need not decode it again).
+        self.__decoded: tuple[str, object] | None = None
         self.__call_events: set[str] = set()  # the names of the open call's events
         self.__fast: _Search | None = None
         #: Each fast path's stop joined with the markers' first characters, once a stream.
@@ -434,6 +437,7 @@ class CallStream(abc.ABC):
         self.__index = index
         self.__args_open = True
         self.__args = [arguments] if arguments else []
+        self.__decoded = None
         self.__call_events = set()
         self.__fast = None
         self.__gate.boundary()
@@ -445,14 +449,19 @@ class CallStream(abc.ABC):
         self.__out.pieces.append((index, identifier, name, arguments))
         return index
 
-    def arguments(self, text: str) -> None:
-        """Append argument text to the open call."""
+    def arguments(self, text: str, value: object = UNDECODED) -> None:
+        """Append argument text to the open call. ``value``: ``text`` decoded strictly
+        already, if a JSON scanner did (:attr:`~toolcall.scanning.JsonValueScanner.value`):
+        if ``text`` stays all of the call's arguments, :meth:`close_call` does not decode
+        it again."""
         if not text:
             return
         if not self.__args_open:
             msg = "arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
         self.__args.append(text)
+        if value is not UNDECODED and len(self.__args) == 1:
+            self.__decoded = (text, value)
         self.__out.pieces.append((self.__index, None, None, text))
 
     def arguments_text(self) -> str:
@@ -484,11 +493,21 @@ class CallStream(abc.ABC):
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            problem = json_object_problem("".join(self.__args), value)
+            args, decoded = self.__args, self.__decoded
+            # The same text (not merely equal): nothing was appended to it since.
+            if (
+                value is UNDECODED
+                and decoded is not None
+                and len(args) == 1
+                and args[0] is decoded[0]
+            ):
+                value = decoded[1]
+            problem = json_object_problem("".join(args), value)
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1
         self.__args = []
+        self.__decoded = None
 
     def event(
         self,
@@ -635,7 +654,7 @@ class CallStream(abc.ABC):
         (``scanner.done``), else ``""``."""
         part, rest = scanner.feed(text)
         self.frame(start, start + len(text) - len(rest))
-        self.arguments(part)
+        self.arguments(part, scanner.value)
         if scanner.plain_string:
             self.fast_string(delimiters)
         else:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import regex
 
-from toolcall.scanning import json_object_problem
+from toolcall.scanning import DECODE_AT, UNDECODED, decode_whole, json_object_problem
 from toolcall.types import WHITESPACE, EventName
 
 __all__ = ["CallObjectReader", "Item", "ItemKind", "ReaderState", "ValueScanner"]
@@ -69,6 +69,11 @@ class ValueScanner:
 
     ``python=True`` reads Python literals too and writes them as JSON (see the
     module); :attr:`translated` says whether it had to.
+
+    A container met whole in one chunk of at least :data:`~toolcall.scanning.DECODE_AT`
+    characters (a one-shot parse) is found by the json module's decoder instead, when
+    it is strict JSON: its text is then the value's text as it stands (nothing to
+    translate), and :attr:`value` its decoded value.
     """
 
     __slots__ = (
@@ -83,6 +88,7 @@ class ValueScanner:
         "is_string",
         "started",
         "translated",
+        "value",
     )
 
     def __init__(self, *, python: bool = False) -> None:
@@ -92,6 +98,8 @@ class ValueScanner:
         self.depth = 0
         self.is_string = False
         self.translated = False
+        #: The decoded value, if the value was decoded whole; else ``UNDECODED``.
+        self.value: object = UNDECODED
         self._quote = ""  # the open string's quote character, if any
         self._escape = ""  # a backslash escape read in part
         self._scalar = False
@@ -135,6 +143,13 @@ class ValueScanner:
                 return "", ""
             pos = first.start()
             self._start(buffer[pos], out)
+            if self.depth and len(buffer) - pos >= DECODE_AT:
+                decoded = decode_whole(buffer, pos)
+                if decoded is not None:
+                    self.value, whole = decoded
+                    self.depth = 0
+                    self.done = True
+                    return buffer[pos:whole], buffer[whole:]
             if not self._scalar:
                 pos += 1
         end = self._advance(buffer, pos, out)
@@ -312,12 +327,15 @@ class ItemKind(enum.Enum):
 class Item:
     """Something the reader met. ``end`` is the offset in the fed chunk just past it
     (for ``BREAK``: where the unreadable text starts; for ``MEMBER`` and ``VALUE``:
-    where the key or the value starts)."""
+    where the key or the value starts). ``decoded``: for ``ARGUMENTS`` text that is
+    the whole arguments value, decoded whole by the json module, its value (else
+    ``UNDECODED``): :meth:`~toolcall.callstream.CallStream.arguments` takes it."""
 
     kind: ItemKind
     end: int
     value: str = ""
     detail: str = ""
+    decoded: object = UNDECODED
 
 
 class ReaderState(enum.Enum):
@@ -550,7 +568,7 @@ class CallObjectReader:
             if self.held_string:
                 self._string.append(part)
             elif part:
-                items.append(Item(ItemKind.ARGUMENTS, end, part))
+                items.append(Item(ItemKind.ARGUMENTS, end, part, decoded=scanner.value))
         elif state is not ReaderState.SKIP:
             self._string.append(part)
         if not scanner.done:

@@ -80,7 +80,7 @@ def replace_surrogates(text: str) -> tuple[str, bool]:
     """``text`` with every surrogate code point replaced by U+FFFD, and whether
     there was one. Such a code point has no UTF-8 form: a real detokenizer never
     produces one, and strict JSON cannot carry it."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:  # isascii() costs nothing
         return text, False
     return _SURROGATE.sub(_REPLACEMENT, text), True
 

@@ -366,3 +366,31 @@ def test_a_list_that_never_closes() -> None:
     parsed = parse(f"[{WEATHER_CALL}; and more", promptness=False)
     assert parsed.content == "; and more"
     assert events_of(parsed) == [("call-list", 0), ("missing-end", 0)]
+
+
+# -- one-shot: arguments met whole are decoded once; the result is the piecewise one -------
+
+_PAD = '"pad": "' + 'x\\n\\"y' * 1200 + '"'
+
+
+@pytest.mark.parametrize(
+    ("body", "strict"),
+    [
+        ('"s": "tab\\t quote\\" \\u00e9 pair \\ud83d\\ude00 \\\\"}', True),
+        ('"k": 1, "k": 2}', True),
+        ('"s": "lone \\ud800 escape"}', False),
+        ('"n": NaN}', False),
+        ('"s": "raw\tcontrol"}', False),
+        # python-literal: Python's \xHH escape is written as JSON's \u00HH.
+        ('"s": "hex \\x41 escape"}', True),
+    ],
+)
+def test_long_arguments_in_one_piece_read_as_in_many(body: str, strict: bool) -> None:
+    arguments = "{" + _PAD + ", " + body
+    text = '{"name": "get_time", "parameters": ' + arguments + "}"
+    parser = make_parser()
+    pieces = [text[i : i + 61] for i in range(0, len(text), 61)]
+    assert check_splits(parser, text, [pieces, [text]]) == []
+    parsed = parser.parse(text)
+    assert calls(parsed) == [("get_time", arguments.replace("\\x41", "\\u0041"))]
+    assert (("malformed-arguments", 0) in events_of(parsed)) is not strict

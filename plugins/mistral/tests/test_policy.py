@@ -275,3 +275,34 @@ def test_declared_tools_do_not_change_unrelated_reading() -> None:
     parsed = parse("[TOOL_CALLS]lookupabcDEF123[ARGS]{}", tools=[TIME, tool("lookupabcDEF123")])
     assert calls(parsed) == [("lookupabcDEF123", "{}")]
     assert parsed.tool_calls[0].id != "abcDEF123"
+
+
+# -- one-shot: arguments met whole are decoded once; the result is the piecewise one -------
+
+_PAD = '"pad": "' + 'x\\n\\"y' * 1200 + '"'
+
+
+@pytest.mark.parametrize(
+    ("body", "strict"),
+    [
+        ('"s": "tab\\t quote\\" \\u00e9 pair \\ud83d\\ude00 \\\\"}', True),
+        ('"k": 1, "k": 2}', True),
+        ('"s": "lone \\ud800 escape"}', False),
+        ('"s": "invalid \\x41 escape"}', False),
+        ('"n": NaN}', False),
+        ('"s": "raw\tcontrol"}', False),
+    ],
+)
+@pytest.mark.parametrize("framing", ["v11", "pre-v11"])
+def test_long_arguments_in_one_piece_read_as_in_many(body: str, strict: bool, framing: str) -> None:
+    arguments = "{" + _PAD + ", " + body
+    if framing == "v11":
+        text = "[TOOL_CALLS]get_time[ARGS]" + arguments
+    else:
+        text = '[TOOL_CALLS] [{"name": "get_time", "arguments": ' + arguments + "}]"
+    parser = make_parser()
+    pieces = [text[i : i + 61] for i in range(0, len(text), 61)]
+    assert check_splits(parser, text, [pieces, [text]]) == []
+    parsed = parser.parse(text)
+    assert calls(parsed) == [("get_time", arguments)]
+    assert (EventName.MALFORMED_ARGUMENTS in events(parsed)) is not strict

@@ -483,7 +483,7 @@ class JsonCallStream(CallStream):
                 self.settle()
         elif kind is ItemKind.ARGUMENTS:
             if self._committed:
-                self.arguments(item.value)
+                self.arguments(item.value, item.decoded)
             else:
                 self._early_arguments.append(item.value)
         elif kind is ItemKind.EVENT:

@@ -636,7 +636,7 @@ class MistralStream(CallStream):
             return
         if kind == "arguments" and not reader.held_string:
             self.frame(at, at + len(piece))
-            self.arguments(piece)
+            self.arguments(piece, reader.scanner.value)
         elif kind == "broken":
             self.end_arguments()
             self.content(piece, at)

@@ -298,7 +298,7 @@ class JsonBody(Body):
             or self.end - self.cursor != self.blank
         ):
             return None
-        return "".join(text for text, _ in self.raw) if self.blank else ""
+        return "".join(text for text, _ in self.raw)[-self.blank :] if self.blank else ""
 
     def skip_string(self, size: int) -> None:
         self.tokens.skip(size)

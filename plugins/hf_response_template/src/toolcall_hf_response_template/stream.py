@@ -38,10 +38,11 @@ if TYPE_CHECKING:
 __all__ = ["HfStream", "prompt_prefix"]
 
 #: Where a string of raw JSON arguments leaves the fast path, besides a delimiter's
-#: start: a ``"`` after an even run of backslashes (its end; the run starts in the delta,
-#: since no escape is pending when the fast path begins) or a delta that ends in ``\``
-#: (an escape may be pending)...
-_STRING_END: Final = r'(?<!\\)(?:\\\\)*"|\\\Z'
+#: start: its end, a ``"`` after an even run of backslashes (the run starts in the
+#: delta: no escape is pending where a fast delta begins)...
+_QUOTE: Final = r'(?<!\\)(?:\\\\)*"'
+#: ... a delta ending in ``\`` (an escape may be pending after it)...
+_ESCAPE_END: Final = r"\\\Z"
 #: ... or in a blank (the reader holds it back: if the closer came next, the unclosed
 #: string's trailing blanks would be trimmed).
 _BLANK_END: Final = r"[ \t\r\n]\Z"
@@ -173,6 +174,8 @@ class _Tool(_Region):
     """A tool region: its body reader decides every character."""
 
     body: Body | None = None
+    #: The fast path's stops inside a string, without and with a blank at the end.
+    stops: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
     def open(self, text: str, start: int, captures: Mapping[str, str]) -> None:
         self.stream.hold(text, start)
@@ -192,8 +195,12 @@ class _Tool(_Region):
         if blanks is None:
             stream.slow()
             return
-        stream.string_stop = stream.stop(starts, _STRING_END)
-        stop = stream.stop(starts, _STRING_END, _BLANK_END)
+        if self.stops is None:
+            self.stops = (
+                stream.stop(starts, _QUOTE, _ESCAPE_END),
+                stream.stop(starts, _QUOTE, _ESCAPE_END, _BLANK_END),
+            )
+        stream.string_stop, stop = self.stops
         if not blanks:
             stream.fast_arguments(stop)
             return

@@ -609,6 +609,12 @@ class CallStream(abc.ABC):
         self.__limbo[:0] = reversed(taken)
 
     @property
+    def position(self) -> int:
+        """The offset just past the output fed so far (a fast path's deltas included:
+        a family that keeps its own count learns from it how much text it skipped)."""
+        return self.__position
+
+    @property
     def held(self) -> str:
         """The text held so far."""
         return "".join(text for text, _ in self.__pending)

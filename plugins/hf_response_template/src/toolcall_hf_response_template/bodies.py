@@ -118,6 +118,23 @@ class Body:
         output or another opener)."""
         raise NotImplementedError
 
+    def in_string(self) -> str | None:
+        """Whether the body's next text, up to a ``"`` that is not escaped, an escape or
+        a blank at its end, is string text of the open call's arguments, streamed as it
+        stands (the stream's fast path; :meth:`skip_string` then accounts for it):
+        ``None`` if not, else the blanks read and not streamed yet, which go first."""
+        return None
+
+    def skip_string(self, size: int) -> None:
+        """``size`` characters of the string :meth:`in_string` stood in were streamed as
+        argument text without the reader, after the blanks it returned."""
+        raise NotImplementedError
+
+    def string_text(self, text: str, start: int) -> None:
+        """Text of the string :meth:`in_string` stands in that the fast path stopped at
+        for a blank at its end only, read without the tokenizer."""
+        raise NotImplementedError
+
     # -- shared steps ----------------------------------------------------------------------
 
     def stopped(self) -> bool:
@@ -268,6 +285,35 @@ class JsonBody(Body):
         if element is not None and not self.in_call:
             decided = min(decided, element.start)  # an element with no call yet
         self.decide(decided)
+
+    def in_string(self) -> str | None:
+        # Raw arguments (their text as the model wrote it), streamed up to the blanks
+        # that end it (held: they would be trimmed if the closer came next).
+        if (
+            self.args_state != "open"
+            or not self.in_call
+            or self.canonical
+            or self.trailing
+            or not self.tokens.plain_string
+            or self.end - self.cursor != self.blank
+        ):
+            return None
+        return "".join(text for text, _ in self.raw)[-self.blank :] if self.blank else ""
+
+    def skip_string(self, size: int) -> None:
+        self.tokens.skip(size)
+        self._take_raw(self.end)  # the held blanks went out before the skipped text
+        self.end += size
+        self.cursor = self.end
+        self.blank = 0
+
+    def string_text(self, text: str, start: int) -> None:
+        self.held(text, start)
+        self.tokens.skip(len(text))
+        self.raw.append((text, start))
+        kept = text.rstrip(WHITESPACE)
+        self.blank = self.blank + len(text) if not kept else len(text) - len(kept)
+        self._flush_raw(final=False)
 
     def close(self, text: str, start: int, how: End) -> None:
         self.stream.hold(text, start)

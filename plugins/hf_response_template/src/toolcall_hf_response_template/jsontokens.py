@@ -63,6 +63,7 @@ class JsonTokens:
         self._held_start = start
         self._string: list[str] | None = None  # the raw parts of a "..." string in progress
         self._escape = False
+        self._skipped = False  # whether text of the string in progress was skipped
         self._delim: tuple[str, str] | None = None  # the markers of a delimited string
         self._delim_parts: list[str] = []
         self._token_start = start
@@ -77,6 +78,21 @@ class JsonTokens:
     def in_string(self) -> bool:
         """Whether the scan stands inside a string (its text is value text)."""
         return self._string is not None or self._delim is not None
+
+    @property
+    def plain_string(self) -> bool:
+        """Whether the scan stands inside a ``"..."`` string, no escape pending."""
+        return self._string is not None and not self._escape
+
+    def skip(self, size: int) -> None:
+        """``size`` more characters of the :attr:`plain_string` in progress, read by the
+        caller: they hold no unescaped ``"`` and end outside an escape. The scan moves
+        past them without their text: the string's token comes with the ``raw`` text the
+        scan saw, and ``value`` ``None`` (a caller that skips does not read them)."""
+        assert self.plain_string
+        assert not self._held
+        self._held_start += size
+        self._skipped = True
 
     @property
     def token_start(self) -> int:
@@ -188,7 +204,9 @@ class JsonTokens:
                 continue
             raw = "".join(parts)
             self._string = None
-            tokens.append(Token(STRING, self._token_start, base + at, raw, _decode(raw)))
+            value = None if self._skipped else _decode(raw)
+            self._skipped = False
+            tokens.append(Token(STRING, self._token_start, base + at, raw, value))
             return at, True
         return at, False
 

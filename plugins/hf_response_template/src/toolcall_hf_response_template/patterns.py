@@ -21,6 +21,7 @@ Literal delimiters have no bound: they are searched as literals.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -289,6 +290,7 @@ class Delimiter:
         "prefix",
         "settles",
         "source",
+        "starts",
     )
 
     def __init__(self, *, literals: Sequence[str] | None = None, pattern: str | None = None):
@@ -313,6 +315,12 @@ class Delimiter:
             #: A complete match at the end of the text is final (see settles_at_end).
             self.settles = settles_at_end(pattern)
             self.source = repr(pattern)
+        #: The characters a match can start at (see match_starts).
+        self.starts = (
+            frozenset(text[0] for text in self.literals)
+            if self.literals is not None
+            else match_starts(self.pattern.pattern)
+        )
         self.groups: tuple[str, ...] = tuple(self.pattern.groupindex)
         #: The literal text every match starts with ("" when it may start otherwise).
         self.prefix = (
@@ -371,6 +379,119 @@ class Delimiter:
             pending = not eos and end == size and not self.settles
             return Found(begin, end, pending=pending, groups=_groups(match))
         return None
+
+
+def match_starts(pattern: str) -> frozenset[str] | None:
+    """The characters that can stand where a match of ``pattern`` starts (its first
+    character, or the one a leading look-ahead looks at), so that text with none of
+    them holds no match, nor the start of one. ``None`` when they cannot be told, or
+    when a match depends on the text before it (a look-behind, an anchor, a word
+    boundary), or may be empty."""
+    try:
+        parsed = sre_parser.parse(pattern, sre_constants.SRE_FLAG_DOTALL)
+    except (sre_constants.error, OverflowError, RecursionError):
+        return None
+    if parsed.state.flags & sre_constants.SRE_FLAG_IGNORECASE or _looks_behind(list(parsed)):
+        return None
+    found = _sequence_starts(list(parsed))
+    if found is None or found[1]:
+        return None
+    return frozenset(found[0])
+
+
+#: ``(characters, may match empty)`` of a part of a pattern; ``None``: unknown.
+_Starts = tuple[set[str], bool] | None
+#: The widest character class read as a set (a larger one is "unknown").
+_WIDEST_CLASS: Final = 1024
+
+
+def _sequence_starts(items: Sequence[tuple[Any, Any]]) -> _Starts:
+    out: set[str] = set()
+    for op, arg in items:
+        found = _item_starts(op, arg)
+        if found is None:
+            return None
+        out |= found[0]
+        if not found[1]:
+            return out, False
+    return out, True
+
+
+def _item_starts(op: Any, arg: Any) -> _Starts:
+    if op == sre_constants.LITERAL:
+        return {chr(arg)}, False
+    if op == sre_constants.IN:
+        chars = _class_chars(arg)
+        return None if chars is None else (chars, False)
+    if op == sre_constants.SUBPATTERN:
+        if arg[1] & sre_constants.SRE_FLAG_IGNORECASE:
+            return None
+        return _sequence_starts(list(arg[3]))
+    if op == sre_constants.ATOMIC_GROUP:
+        return _sequence_starts(list(arg))
+    if op == sre_constants.BRANCH:
+        out: set[str] = set()
+        empty = False
+        for branch in arg[1]:
+            found = _sequence_starts(list(branch))
+            if found is None:
+                return None
+            out |= found[0]
+            empty = empty or found[1]
+        return out, empty
+    if op in (*_REPEATS, sre_constants.POSSESSIVE_REPEAT):
+        found = _sequence_starts(list(arg[2]))
+        return None if found is None else (found[0], found[1] or arg[0] == 0)
+    if op == sre_constants.ASSERT and arg[0] == 1:
+        # A look-ahead: the character at the match's start is one its body starts with.
+        return _sequence_starts(list(arg[1]))
+    if op == sre_constants.ASSERT_NOT and arg[0] == 1:
+        return set(), True  # a negative look-ahead only rules matches out
+    return None  # a look-behind, an anchor, a word boundary, any character, ...
+
+
+def _looks_behind(items: Sequence[tuple[Any, Any]]) -> bool:
+    """Whether ``items`` hold a look-behind (anywhere: after the first character too,
+    it may look back past the match's start)."""
+    for op, arg in items:
+        if op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if arg[0] == -1 or _looks_behind(list(arg[1])):
+                return True
+        elif op == sre_constants.SUBPATTERN:
+            if _looks_behind(list(arg[3])):
+                return True
+        elif op == sre_constants.BRANCH:
+            if any(_looks_behind(list(branch)) for branch in arg[1]):
+                return True
+        elif op in (*_REPEATS, sre_constants.POSSESSIVE_REPEAT):
+            if _looks_behind(list(arg[2])):
+                return True
+        elif op == sre_constants.ATOMIC_GROUP and _looks_behind(list(arg)):
+            return True
+    return False
+
+
+def _class_chars(items: Sequence[tuple[Any, Any]]) -> set[str] | None:
+    out: set[str] = set()
+    for op, arg in items:
+        if op == sre_constants.LITERAL:
+            out.add(chr(arg))
+        elif op == sre_constants.RANGE and arg[1] - arg[0] < _WIDEST_CLASS:
+            out.update(map(chr, range(arg[0], arg[1] + 1)))
+        elif op == sre_constants.CATEGORY and arg == sre_constants.CATEGORY_SPACE:
+            out |= _spaces()
+        else:
+            return None
+    return out
+
+
+@functools.cache
+def _spaces() -> frozenset[str]:
+    """Every character ``\\s`` matches (in ``re`` and in ``regex``)."""
+    space = regex.compile(r"\s")
+    return frozenset(
+        char for char in map(chr, range(0x3001)) if char.isspace() or space.match(char)
+    )
 
 
 _META: Final = frozenset(".^$*+?{}[]\\|()")

@@ -88,6 +88,15 @@ class RegionScanner:
         self._pos = 0  # absolute offset of the first undecided character
         self._cache: dict[int, _Cached] = {}
         self._watch_key: tuple[object, ...] = ()
+        delimiters = [
+            delimiter
+            for field in template.fields.values()
+            for delimiter in (field.open, field.close)
+            if delimiter is not None
+        ]
+        #: Whether text can be skipped (:meth:`skip`): every delimiter starts at known
+        #: characters and none looks back at the text before it.
+        self.skippable = all(delimiter.starts is not None for delimiter in delimiters)
 
     @property
     def current(self) -> Field | None:
@@ -99,6 +108,33 @@ class RegionScanner:
         """The undecided end of the text (a delimiter that may still complete), and its
         absolute offset."""
         return self._buffer[self._pos - self._base :], self._pos
+
+    @property
+    def settled(self) -> bool:
+        """Whether all the text fed so far is decided (no delimiter is pending)."""
+        return self._pos == self._base + len(self._buffer)
+
+    def starts(self) -> frozenset[str] | None:
+        """The characters a delimiter watched now can start at (``None``: any)."""
+        out: frozenset[str] = frozenset()
+        for _, _, delimiter in self._watch():
+            if delimiter.starts is None:
+                return None
+            out |= delimiter.starts
+        return out
+
+    def skip(self, size: int) -> None:
+        """``size`` more characters of the current region's text, taken by the caller
+        without the scanner: the text is :attr:`skippable`, all of it fed so far was
+        :attr:`settled`, the region has opened, and the skipped text holds none of
+        :meth:`starts` (so it holds no delimiter, nor the start of one)."""
+        assert self.skippable
+        assert self.settled
+        assert self._opened
+        self._pos += size
+        self._base = self._pos
+        self._buffer = ""
+        self._cache.clear()
 
     def feed(self, text: str) -> list[Event]:
         self._buffer += text

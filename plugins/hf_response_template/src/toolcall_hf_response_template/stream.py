@@ -20,8 +20,9 @@ would read all of it: a stray opener in a system prompt would swallow the output
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import regex
 
@@ -35,6 +36,16 @@ if TYPE_CHECKING:
     from toolcall_hf_response_template.parser import HfParser
 
 __all__ = ["HfStream", "prompt_prefix"]
+
+#: Where a string of raw JSON arguments leaves the fast path, besides a delimiter's
+#: start: its end, a ``"`` after an even run of backslashes (the run starts in the
+#: delta: no escape is pending where a fast delta begins)...
+_QUOTE: Final = r'(?<!\\)(?:\\\\)*"'
+#: ... a delta ending in ``\`` (an escape may be pending after it)...
+_ESCAPE_END: Final = r"\\\Z"
+#: ... or in a blank (the reader holds it back: if the closer came next, the unclosed
+#: string's trailing blanks would be trimmed).
+_BLANK_END: Final = r"[ \t\r\n]\Z"
 
 
 def prompt_prefix(template: Template, prompt: str | None) -> str:
@@ -60,6 +71,9 @@ class _Region:
     def __init__(self, stream: HfStream, field: Field) -> None:
         self.stream = stream
         self.field = field
+        #: What a delimiter watched in the region can start at, once asked (``None``: any).
+        self.starts: frozenset[str] | None = None
+        self.starts_known = False
 
     def open(self, text: str, start: int, captures: Mapping[str, str]) -> None:
         del captures
@@ -72,10 +86,27 @@ class _Region:
         del how
         self.stream.frame(start, start + len(text))
 
+    def fast(self, starts: frozenset[str]) -> None:
+        """Take the machine's fast path for the next text if the region's state allows
+        (``starts``: the characters a delimiter watched now can start at)."""
+        del starts
+        self.stream.slow()
+
+    def skip(self, size: int) -> None:
+        """``size`` characters of the region's text went by on the fast path."""
+        del size
+
 
 class _Content(_Region):
     def text(self, text: str, start: int) -> None:
         self.stream.content(text, start)
+
+    def fast(self, starts: frozenset[str]) -> None:
+        stream = self.stream
+        if stream.holding:
+            stream.slow()
+        else:
+            stream.fast_content(stream.stop(starts))
 
 
 class _Thinking(_Region):
@@ -125,7 +156,7 @@ class _Thinking(_Region):
         super().close(text, start, how)
 
 
-class _Passed(_Region):
+class _Passed(_Content):
     """A tool region while tool parsing is off: content, verbatim with its markup."""
 
     def open(self, text: str, start: int, captures: Mapping[str, str]) -> None:
@@ -143,6 +174,8 @@ class _Tool(_Region):
     """A tool region: its body reader decides every character."""
 
     body: Body | None = None
+    #: The fast path's stops inside a string, without and with a blank at the end.
+    stops: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
     def open(self, text: str, start: int, captures: Mapping[str, str]) -> None:
         self.stream.hold(text, start)
@@ -155,6 +188,38 @@ class _Tool(_Region):
     def close(self, text: str, start: int, how: End) -> None:
         assert self.body is not None
         self.body.close(text, start, how)
+
+    def fast(self, starts: frozenset[str]) -> None:
+        stream = self.stream
+        blanks = None if self.body is None else self.body.in_string()
+        if blanks is None:
+            stream.slow()
+            return
+        if self.stops is None:
+            self.stops = (
+                stream.stop(starts, _QUOTE, _ESCAPE_END),
+                stream.stop(starts, _QUOTE, _ESCAPE_END, _BLANK_END),
+            )
+        stream.string_stop, stop = self.stops
+        if not blanks:
+            stream.fast_arguments(stop)
+            return
+
+        def after_blanks(text: str) -> str:
+            # The blanks the reader held go out with the first delta that follows them
+            # (a blank that ends a delta stops the fast path); the rest stand as they are.
+            stream.fast_arguments(stop)
+            return blanks + text
+
+        stream.fast_arguments(stop, after_blanks)
+
+    def skip(self, size: int) -> None:
+        assert self.body is not None
+        self.body.skip_string(size)
+
+    def string_text(self, text: str, start: int) -> None:
+        assert self.body is not None
+        self.body.string_text(text, start)
 
 
 class HfStream(CallStream):
@@ -175,6 +240,11 @@ class HfStream(CallStream):
         self.markup = regex.compile("|".join(regex.escape(m) for m in markers)) if markers else None
         self.longest = max(map(len, markers), default=1) - 1
         self.content_tail = ""  # the end of the content so far, for markup split across texts
+        self.seen = 0  # the output offset just past the text the region scanner got
+        self.stops: dict[tuple[frozenset[str], tuple[str, ...]], re.Pattern[str]] = {}
+        #: While the fast path stands in a string of raw arguments: what text read as more
+        #: of that string may not hold (its stop, but for a blank at the end).
+        self.string_stop: re.Pattern[str] | None = None
         prefix = prompt_prefix(template, parser.context.prompt)
         self.prefix = len(prefix)
         if prefix:
@@ -183,7 +253,17 @@ class HfStream(CallStream):
     # -- the machine's hooks ------------------------------------------------------------
 
     def on_text(self, text: str, start: int) -> None:
-        del start  # the scanner counts offsets itself
+        if start > self.seen:
+            self._skip(start - self.seen)
+        self.seen = start + len(text)
+        string = self.string_stop
+        if string is not None and text and string.search(text) is None:
+            # More of the string, ending in a blank: the reader takes it, not the scanner.
+            assert isinstance(self.region, _Tool)
+            self.scanner.skip(len(text))
+            self.region.string_text(text, start)
+            self._choose_path()
+            return
         if self.held_at >= 0:
             self.unhold(self.held_at)
             self.held_at = -1
@@ -195,8 +275,12 @@ class HfStream(CallStream):
         if held:
             self.held_at = at
             self.hold(held, at)
+        self._choose_path()
 
     def on_end(self) -> None:
+        if self.position > self.seen:
+            self._skip(self.position - self.seen)
+            self.seen = self.position
         if self.held_at >= 0:
             self.unhold(self.held_at)
             self.held_at = -1
@@ -212,6 +296,43 @@ class HfStream(CallStream):
                 self.event(EventName.UNPARSED_MARKUP, "a delimiter's text in content", None)
             self.content_tail = window[-self.longest :] if self.longest else ""
         super().content(text, start)
+
+    # -- the fast path ----------------------------------------------------------------------
+
+    def _choose_path(self) -> None:
+        """After the hooks read a delta: whether the next may skip them (the machine's
+        fast path), as the region's state allows. Only when every delimiter starts at
+        known characters and the scanner has nothing pending, so that a delta without
+        those characters holds no delimiter and changes nothing the scanner decides."""
+        self.string_stop = None
+        region = self.region
+        scanner = self.scanner
+        if region is None or not scanner.settled:
+            self.slow()
+            return
+        if not region.starts_known:
+            region.starts = scanner.starts() if scanner.skippable else None
+            region.starts_known = True
+        if region.starts is None:
+            self.slow()
+        else:
+            region.fast(region.starts)
+
+    def _skip(self, size: int) -> None:
+        """The fast path took ``size`` characters of the current region's text."""
+        assert self.region is not None
+        self.scanner.skip(size)
+        self.region.skip(size)
+
+    def stop(self, starts: frozenset[str], *ends: str) -> re.Pattern[str]:
+        """What ends a fast path: a delimiter's first character, or any of ``ends``."""
+        key = (starts, ends)
+        found = self.stops.get(key)
+        if found is None:
+            chars = "".join(f"\\U{ord(char):08x}" for char in sorted(starts))
+            parts = [*ends, f"[{chars}]"] if chars else list(ends)
+            found = self.stops[key] = re.compile("|".join(parts) or "(?!)")
+        return found
 
     # -- regions ----------------------------------------------------------------------------
 

@@ -41,7 +41,9 @@ __all__ = ["HfStream", "prompt_prefix"]
 #: start: its end, a ``"`` after an even run of backslashes (the run starts in the
 #: delta: no escape is pending where a fast delta begins)...
 _QUOTE: Final = r'(?<!\\)(?:\\\\)*"'
-#: ... a delta ending in ``\`` (an escape may be pending after it)...
+#: ... a delta ending in ``\`` (an escape may be pending after it: the text the reader
+#: takes itself, not the machine's fast path, which keeps that backslash for the next
+#: delta)...
 _ESCAPE_END: Final = r"\\\Z"
 #: ... or in a blank (the reader holds it back: if the closer came next, the unclosed
 #: string's trailing blanks would be trimmed).
@@ -198,20 +200,20 @@ class _Tool(_Region):
         if self.stops is None:
             self.stops = (
                 stream.stop(starts, _QUOTE, _ESCAPE_END),
-                stream.stop(starts, _QUOTE, _ESCAPE_END, _BLANK_END),
+                stream.stop(starts, _QUOTE, _BLANK_END),
             )
         stream.string_stop, stop = self.stops
         if not blanks:
-            stream.fast_arguments(stop)
+            stream.fast_arguments(stop, split_escapes=True)
             return
 
         def after_blanks(text: str) -> str:
             # The blanks the reader held go out with the first delta that follows them
             # (a blank that ends a delta stops the fast path); the rest stand as they are.
-            stream.fast_arguments(stop)
+            stream.fast_arguments(stop, split_escapes=True)
             return blanks + text
 
-        stream.fast_arguments(stop, after_blanks)
+        stream.fast_arguments(stop, after_blanks, split_escapes=True)
 
     def skip(self, size: int) -> None:
         assert self.body is not None

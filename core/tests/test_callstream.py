@@ -15,7 +15,7 @@ import json
 import logging
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 import regex
@@ -346,3 +346,37 @@ def test_many_calls_cost_linear_bookkeeping() -> None:
     parsed = toy().parse(text)
     assert len(parsed.tool_calls) == 2000
     assert all(json.loads(c.arguments) == {} for c in parsed.tool_calls)
+
+
+class _ArmsOnce(ToyStream):
+    """A family that arms its fast path once per call and counts on it staying armed."""
+
+    armed = False
+
+    def fast_arguments(
+        self,
+        stop: re.Pattern[str] | regex.Pattern[str] | _FindsBang,
+        escape: Callable[[str], str] | None = None,
+        *,
+        split_escapes: bool = False,
+    ) -> None:
+        if not self.armed:
+            self.armed = True
+            super().fast_arguments(stop, escape, split_escapes=split_escapes)
+
+
+def test_a_fast_path_waits_out_a_marker_start_and_stays_armed() -> None:
+    # While the scanner holds what may start a marker the next delta is scanned; once
+    # that text is read the fast path is on again, though the family armed it once.
+    stream = _ArmsOnce(toy())
+    steps = ["<c>f|{", '"x', " <", "b", "c", '"}', "</c>"]
+    hooks = []
+    deltas = []
+    for step in steps:
+        before = stream.hook_calls
+        deltas += stream.feed(step)
+        hooks.append(stream.hook_calls - before)
+    deltas += stream.finish()
+    assert hooks[1:5] == [0, 1, 1, 0]  # '"x' fast, " <" and "b" scanned, "c" fast again
+    arguments = "".join(c.arguments for d in deltas for c in d.tool_calls)
+    assert arguments == '{"x <bc"}'

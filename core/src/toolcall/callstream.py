@@ -261,6 +261,9 @@ class CallStream(abc.ABC):
         # decoded whole is all of it (close_call need not decode it again).
         self.__decoded: tuple[str, object] | None = None
         self.__call_events: set[str] = set()  # the names of the open call's events
+        #: The fast path's search as the family armed it, and as the next delta may use it
+        #: (not while the scanner holds a marker's start).
+        self.__armed: _Search | None = None
         self.__fast: _Search | None = None
         #: Each fast path's stop joined with the markers' first characters, once a stream.
         self.__fast_searches: dict[re.Pattern[str] | regex.Pattern[str], _Search] = {}
@@ -305,50 +308,65 @@ class CallStream(abc.ABC):
             text = self.__carry + text
             start -= 1
             self.__carry = ""
+        fast = self.__fast
+        if fast is None or not text or fast.search(text) is not None:
+            return self.__step(text, start)
+        # A fast path (the scanner holds nothing while one is on: see __step). The
+        # scanner does not see this text; it is told how much went by when it next does.
+        try:
+            if not self.__fast_arguments:
+                self.content(text, start)
+                return self.__out.take()
+            # The hot path: argument text with nothing in it to scan for.
+            if self.__split_escapes and text[-1] == "\\":
+                size = len(text)
+                if (size - len(text.rstrip("\\"))) % 2:
+                    # The escape goes on in the next delta, and so does its backslash.
+                    self.__carry = "\\"
+                    text = text[:-1]
+                    if not text:
+                        return []
+            end = self.__accounted = start + len(text)
+            spans = self.__spans
+            if spans and spans[-1][1] == start:
+                spans[-1][1] = end
+            else:
+                spans.append([start, end])
+            if self.__escape is not None:
+                text = self.__escape(text)
+            self.__args.append(text)
+            return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
+        except Exception as error:
+            self.__fail(error, text, start)
+        self.__limbo = []
+        return self.__out.take()
+
+    def __step(self, text: str, start: int) -> list[Delta]:
+        """A delta the hooks read (or the failed or ``"none"`` stream passes through)."""
         scanner = self.__scanner
         held_start, held = start, ""
         try:
-            fast = self.__fast
-            if fast is not None and text and fast.search(text) is None:
-                size = len(text)
-                if not self.__fast_arguments:
-                    if scanner is None or scanner.pass_by(size):
-                        self.content(text, start)
-                        return self.__out.take()
-                else:
-                    if self.__split_escapes and text[-1] == "\\":
-                        run = size - len(text.rstrip("\\"))
-                        if run % 2:  # the escape goes on in the next delta: so does its backslash
-                            size -= 1
-                    if scanner is None or scanner.pass_by(size):
-                        # The hot path: argument text with nothing in it to scan for.
-                        if size < len(text):
-                            self.__carry = text[size:]
-                            text = text[:size]
-                            if not text:
-                                return []
-                        end = self.__accounted = start + size
-                        spans = self.__spans
-                        if spans and spans[-1][1] == start:
-                            spans[-1][1] = end
-                        else:
-                            spans.append([start, end])
-                        if self.__escape is not None:
-                            text = self.__escape(text)
-                        self.__args.append(text)
-                        return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
             if self.__failed:
                 self.content(text, start)
             elif self.__none:
                 self.__pass_through(text, start)
             else:
                 if scanner is not None:
+                    self.__catch_up(scanner, start)
                     held_start, held = scanner.position, scanner.held
                 self.__hooks(text, start)
+                # While a marker may be starting, the next delta must be scanned.
+                self.__fast = None if scanner is not None and scanner.held else self.__armed
         except Exception as error:
             self.__fail(error, held + text, held_start)
         self.__limbo = []
         return self.__out.take()
+
+    @staticmethod
+    def __catch_up(scanner: MarkerScanner, offset: int) -> None:
+        """Tell the scanner about the text fast paths let go by before ``offset``."""
+        if not scanner.held and scanner.position < offset:
+            scanner.skip(offset - scanner.position)
 
     def __hooks(self, text: str, start: int) -> None:
         """Hand ``text`` (from offset ``start``) to the family, split at its markers."""
@@ -373,8 +391,11 @@ class CallStream(abc.ABC):
             held_start = self.__position if scanner is None else scanner.position
             held = "" if scanner is None else scanner.held
             try:
-                if self.__carry:
-                    carry, self.__carry = self.__carry, ""
+                carry, self.__carry = self.__carry, ""
+                if scanner is not None:
+                    self.__catch_up(scanner, self.__position - len(carry))
+                    held_start, held = scanner.position, scanner.held
+                if carry:
                     held_start, held = self.__position - len(carry), carry
                     self.__hooks(carry, held_start)
                 if scanner is not None:
@@ -439,7 +460,7 @@ class CallStream(abc.ABC):
         self.__args = [arguments] if arguments else []
         self.__decoded = None
         self.__call_events = set()
-        self.__fast = None
+        self.__armed = self.__fast = None
         self.__gate.boundary()
         self.__drop_gate_spans()
         if self.__tail:
@@ -476,7 +497,7 @@ class CallStream(abc.ABC):
         if not self.__args_open:
             return
         self.__args_open = False
-        self.__fast = None
+        self.__armed = self.__fast = None
         deferred, self.__deferred = self.__deferred, []
         for text, start in deferred:
             self.content(text, start)
@@ -673,7 +694,7 @@ class CallStream(abc.ABC):
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
         marker prefix held, nor a character a marker starts with) is content as it
         stands: the hooks do not see it."""
-        self.__fast = self.__fast_search(stop)
+        self.__armed = self.__fast = self.__fast_search(stop)
         self.__fast_arguments = False
 
     def fast_arguments(
@@ -725,14 +746,14 @@ class CallStream(abc.ABC):
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        self.__fast = stop
+        self.__armed = self.__fast = stop
         self.__fast_arguments = True
         self.__escape = escape
         self.__split_escapes = split_escapes
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""
-        self.__fast = None
+        self.__armed = self.__fast = None
 
     # -- internals ------------------------------------------------------------------------
 
@@ -789,7 +810,7 @@ class CallStream(abc.ABC):
         and the part of ``text`` not given a fate yet are content, and so is the rest of
         the output."""
         self.__failed = True
-        self.__fast = None
+        self.__armed = self.__fast = None
         self.__scanner = None
         self.ending = True
         name = f"{type(error).__name__}: {error}"

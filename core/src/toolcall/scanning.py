@@ -208,14 +208,6 @@ class MarkerScanner:
         self._held_start += len(text)
         return True
 
-    def pass_by(self, size: int) -> bool:
-        """Let ``size`` characters go by unscanned if nothing is held (the caller
-        knows they hold no marker); whether they did."""
-        if self._held:
-            return False
-        self._held_start += size
-        return True
-
     def skip(self, size: int) -> None:
         """``size`` characters went by unscanned (nothing may be held)."""
         if self._held:
@@ -549,9 +541,10 @@ class JsonEmitter:
     @staticmethod
     def string_chunk(text: str) -> str:
         # What json.dumps(text, ensure_ascii=False) writes, without building an encoder.
-        # For ASCII text without DEL (the one ASCII character only ensure_ascii escapes)
-        # the ASCII encoder writes the same, in about half the time.
-        if text.isascii() and "\x7f" not in text:
+        # For long ASCII text without DEL (the one ASCII character only ensure_ascii
+        # escapes) the ASCII encoder writes the same, in about half the time; a token's
+        # text is too short for the two checks to pay.
+        if len(text) > _LONG_CHUNK and text.isascii() and "\x7f" not in text:
             return encode_basestring_ascii(text)[1:-1]
         return encode_basestring(text)[1:-1]
 
@@ -566,6 +559,10 @@ class JsonEmitter:
     @staticmethod
     def close() -> str:
         return "}"
+
+
+#: A string chunk longer than this is worth two scans to pick the faster JSON encoder.
+_LONG_CHUNK: Final = 64
 
 
 def _reject_constant(name: str) -> Any:

@@ -380,3 +380,21 @@ def test_a_fast_path_waits_out_a_marker_start_and_stays_armed() -> None:
     assert hooks[1:5] == [0, 1, 1, 0]  # '"x' fast, " <" and "b" scanned, "c" fast again
     arguments = "".join(c.arguments for d in deltas for c in d.tool_calls)
     assert arguments == '{"x <bc"}'
+
+
+class _ArmedAtStart(ToyStream):
+    """A family whose content takes a fast path from the first delta on."""
+
+    def __init__(self, parser: ToyParser) -> None:
+        super().__init__(parser)
+        self.fast_content(regex.compile("<"))
+
+
+def test_tool_choice_none_sees_markup_split_between_deltas_with_a_fast_path_armed() -> None:
+    # "<" is scanned and held; the deltas after it must reach the scanner too, or the
+    # marker they complete goes unseen.
+    text = 'Sure <c>f|{"a": 1}</c> done'
+    stream = _ArmedAtStart(toy(tool_choice="none"))
+    deltas = [d for char in text for d in stream.feed(char)] + stream.finish()
+    assert "".join(d.content for d in deltas) == text
+    assert [e.name for e in stream.events] == [EventName.UNPARSED_MARKUP]

@@ -348,13 +348,14 @@ class CallStream(abc.ABC):
         try:
             if self.__failed:
                 self.content(text, start)
-            elif self.__none:
-                self.__pass_through(text, start)
             else:
                 if scanner is not None:
                     self.__catch_up(scanner, start)
                     held_start, held = scanner.position, scanner.held
-                self.__hooks(text, start)
+                if self.__none:
+                    self.__pass_through(text, start)
+                else:
+                    self.__hooks(text, start)
                 # While a marker may be starting, the next delta must be scanned.
                 self.__fast = None if scanner is not None and scanner.held else self.__armed
         except Exception as error:

@@ -61,7 +61,6 @@ with an explicit stack and serialised iteratively, so deep nesting never recurse
 from __future__ import annotations
 
 import enum
-import functools
 import json
 import keyword
 import math
@@ -166,16 +165,23 @@ _BETWEEN = {triple: _between_pattern(triple) for triple in (False, True)}
 
 def _as_json(source: str, quote: str) -> str:
     """The JSON text of a run :data:`_ALIKE` matched."""
-    if quote == "'" and "\\'" in source:
-        # Inside the run a ' only follows the backslash that escapes it.
-        source = source.replace("\\'", "'")
-    if quote == "'" and '"' in source:
-        # ... and a " is the string's own text.
-        source = source.replace('"', '\\"')
+    if quote == "'":
+        source = _quotes_as_json(source)
     for raw, escaped in _JSON_BREAKS:
         if raw in source:
             # A raw line break or tab only follows a backslash that is escaped itself.
             source = source.replace(raw, escaped)
+    return source
+
+
+def _quotes_as_json(source: str) -> str:
+    """A run of a string quoted with ``'``, JSON text but for its quotes, as JSON text."""
+    if "\\'" in source:
+        # Inside the run a ' only follows the backslash that escapes it.
+        source = source.replace("\\'", "'")
+    if '"' in source:
+        # ... and a " is the string's own text.
+        source = source.replace('"', '\\"')
     return source
 
 
@@ -202,8 +208,9 @@ _CONTROL = "".join(map(chr, range(0x20)))
 _FAST_DELIMITERS = {False: _CONTROL, True: _CONTROL + "{}"}
 #: The escapes a fast delta may hold: those JSON writes as Python does, and the quote's.
 _FAST_ESCAPES: Final = {q: f"\\{q}bfnrt" for q in "'\""}
-#: How a fast delta is written as JSON: as a run JSON writes alike (:func:`_as_json`).
-_AS_JSON: Final = {q: functools.partial(_as_json, quote=q) for q in "'\""}
+#: How a fast delta is written as JSON: in a string quoted with ``"`` it is JSON text as it
+#: stands (``\\'`` and control characters stop it); with ``'``, but for its quotes.
+_AS_JSON: Final = {"'": _quotes_as_json, '"': None}
 #: Outside strings, what skipping (content up to the end of an element) looks at.
 _SKIP_OUT = regex.compile(r"['\"()\[\]{},]")
 _SKIP_IN = {q: regex.compile("[" + regex.escape(q) + r"\\]") for q in "'\""}

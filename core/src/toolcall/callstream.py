@@ -389,8 +389,7 @@ class CallStream(abc.ABC):
         self.ending = True
         scanner = self.__scanner
         if not self.__failed and not self.__none:
-            held_start = self.__position if scanner is None else scanner.position
-            held = "" if scanner is None else scanner.held
+            held_start, held = self.__position, ""
             try:
                 carry, self.__carry = self.__carry, ""
                 if scanner is not None:

@@ -541,10 +541,9 @@ class JsonEmitter:
     @staticmethod
     def string_chunk(text: str) -> str:
         # What json.dumps(text, ensure_ascii=False) writes, without building an encoder.
-        # For long ASCII text without DEL (the one ASCII character only ensure_ascii
-        # escapes) the ASCII encoder writes the same, in about half the time; a token's
-        # text is too short for the two checks to pay.
-        if len(text) > _LONG_CHUNK and text.isascii() and "\x7f" not in text:
+        # For ASCII text without DEL (the one ASCII character only ensure_ascii escapes)
+        # the ASCII encoder writes the same, in about half the time.
+        if text.isascii() and "\x7f" not in text:
             return encode_basestring_ascii(text)[1:-1]
         return encode_basestring(text)[1:-1]
 
@@ -559,10 +558,6 @@ class JsonEmitter:
     @staticmethod
     def close() -> str:
         return "}"
-
-
-#: A string chunk longer than this is worth two scans to pick the faster JSON encoder.
-_LONG_CHUNK: Final = 64
 
 
 def _reject_constant(name: str) -> Any:

@@ -398,3 +398,47 @@ def test_tool_choice_none_sees_markup_split_between_deltas_with_a_fast_path_arme
     deltas = [d for char in text for d in stream.feed(char)] + stream.finish()
     assert "".join(d.content for d in deltas) == text
     assert [e.name for e in stream.events] == [EventName.UNPARSED_MARKUP]
+
+
+class _HoldsBlanks(ToyStream):
+    """A family whose fast argument text is a string body that keeps back the blanks
+    and the escape's backslash a delta ends in."""
+
+    def fast_arguments(
+        self,
+        stop: re.Pattern[str] | regex.Pattern[str] | _FindsBang,
+        escape: Callable[[str], str] | None = None,
+        *,
+        split_escapes: bool = False,
+        hold_blanks: bool = False,
+    ) -> None:
+        super().fast_arguments(stop, escape, split_escapes=True, hold_blanks=True)
+
+
+def _arguments(deltas: Sequence[Delta]) -> str:
+    return "".join(c.arguments for d in deltas for c in d.tool_calls)
+
+
+def test_blanks_that_end_a_fast_delta_go_out_with_the_next_on_the_fast_path() -> None:
+    stream = _HoldsBlanks(toy())
+    steps = ['<c>f|{"x', "  ", "\t", " y\\", " ", "z", '"}</c>']
+    pieces, hooks = [], []
+    for step in steps:
+        before = stream.hook_calls
+        pieces.append(_arguments(stream.feed(step)))
+        hooks.append(stream.hook_calls - before)
+    pieces.append(_arguments(stream.finish()))
+    assert hooks[1:6] == [0] * 5  # all blank, blank, ending in "\", blank, "z": no hook
+    assert pieces[1:6] == ["", "", "  \t y", "", "\\ z"]
+    assert "".join(pieces) == '{"x' + "".join(steps[1:-1]) + '"}'
+
+
+def test_blanks_kept_back_at_the_end_of_the_output_reach_the_hooks() -> None:
+    stream = _HoldsBlanks(toy())
+    deltas = stream.feed('<c>f|{"x') + stream.feed(" \n")
+    assert _arguments(deltas) == '{"x'
+    before = stream.hook_calls
+    deltas += stream.finish()
+    assert stream.hook_calls == before + 1
+    assert _arguments(deltas) == '{"x \n'
+    assert EventName.TRUNCATED in [e.name for e in stream.events]

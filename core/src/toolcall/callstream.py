@@ -270,9 +270,14 @@ class CallStream(abc.ABC):
         self.__string_searches: dict[tuple[str, str | None, str], re.Pattern[str]] = {}
         self.__fast_arguments = False
         self.__escape: Callable[[str], str] | None = None
-        #: Whether fast argument text is a string body with backslash escapes.
+        #: Whether fast argument text is a string body with backslash escapes, and
+        #: whether its trailing blanks wait for what follows them.
         self.__split_escapes = False
-        self.__carry = ""  # the lone backslash a fast delta ended in, for the next delta
+        self.__hold_blanks = False
+        #: The characters that, ending a fast delta, may be kept back for the next one.
+        self.__carry_ends = ""
+        #: What a fast delta ended in that waits for the next delta (see __keep_back).
+        self.__carry = ""
         self.__finished = False
         self.__failed = False
 
@@ -304,9 +309,10 @@ class CallStream(abc.ABC):
             raise RuntimeError(msg)
         start = self.__position
         self.__position = start + len(text)
-        if self.__carry:  # a backslash the last delta ended in: it comes first
-            text = self.__carry + text
-            start -= 1
+        carry = self.__carry
+        if carry:  # what the last delta ended in comes first
+            text = carry + text
+            start -= len(carry)
             self.__carry = ""
         fast = self.__fast
         if fast is None or not text or fast.search(text) is not None:
@@ -318,14 +324,10 @@ class CallStream(abc.ABC):
                 self.content(text, start)
                 return self.__out.take()
             # The hot path: argument text with nothing in it to scan for.
-            if self.__split_escapes and text[-1] == "\\":
-                size = len(text)
-                if (size - len(text.rstrip("\\"))) % 2:
-                    # The escape goes on in the next delta, and so does its backslash.
-                    self.__carry = "\\"
-                    text = text[:-1]
-                    if not text:
-                        return []
+            if text[-1] in self.__carry_ends:
+                text = self.__keep_back(text)
+                if not text:
+                    return []
             end = self.__accounted = start + len(text)
             spans = self.__spans
             if spans and spans[-1][1] == start:
@@ -703,6 +705,7 @@ class CallStream(abc.ABC):
         escape: Callable[[str], str] | None = None,
         *,
         split_escapes: bool = False,
+        hold_blanks: bool = False,
     ) -> None:
         """Until :meth:`slow`, a delta in which ``stop`` finds nothing (and with no
         marker prefix held, nor a character a marker starts with) is argument text of
@@ -711,8 +714,13 @@ class CallStream(abc.ABC):
         :meth:`~toolcall.scanning.JsonEmitter.string_chunk`). ``split_escapes``: the
         text is a string body with backslash escapes, ``stop`` finds what it must in a
         delta that begins on an escape boundary, and a delta that ends in the backslash
-        of an escape keeps it for the next one (as :meth:`fast_string` does)."""
-        self.__fast_path(self.__fast_search(stop), escape, split_escapes=split_escapes)
+        of an escape keeps it for the next one (as :meth:`fast_string` does).
+        ``hold_blanks``: the blanks that end a delta wait for the next one, which begins
+        with them (a format that trims the trailing blanks of a value cut short must
+        read them with what follows; a run of indentation stays on the fast path)."""
+        self.__fast_path(
+            self.__fast_search(stop), escape, split_escapes=split_escapes, hold_blanks=hold_blanks
+        )
 
     def fast_string(
         self,
@@ -741,7 +749,12 @@ class CallStream(abc.ABC):
         self.__fast_path(stop, escape, split_escapes=True)
 
     def __fast_path(
-        self, stop: _Search, escape: Callable[[str], str] | None, *, split_escapes: bool
+        self,
+        stop: _Search,
+        escape: Callable[[str], str] | None,
+        *,
+        split_escapes: bool,
+        hold_blanks: bool = False,
     ) -> None:
         if not self.__args_open:
             msg = "fast_arguments() with no call whose arguments are open"
@@ -750,6 +763,18 @@ class CallStream(abc.ABC):
         self.__fast_arguments = True
         self.__escape = escape
         self.__split_escapes = split_escapes
+        self.__hold_blanks = hold_blanks
+        self.__carry_ends = ("\\" if split_escapes else "") + (WHITESPACE if hold_blanks else "")
+
+    def __keep_back(self, text: str) -> str:
+        """A fast delta's text but the end that waits for the next delta: its trailing
+        blanks (``hold_blanks``), and the backslash of an escape it ends in
+        (``split_escapes``): the next delta then begins on an escape boundary."""
+        kept = text.rstrip(WHITESPACE) if self.__hold_blanks else text
+        odd = (len(kept) - len(kept.rstrip("\\"))) % 2 if self.__split_escapes else 0
+        kept = kept[: len(kept) - odd]
+        self.__carry = text[len(kept) :]
+        return kept
 
     def slow(self) -> None:
         """Every delta goes through the hooks again."""

@@ -178,6 +178,19 @@ def test_escaped_quotes_inside_a_piece_stay_on_the_fast_path() -> None:
     assert hooks < 30
 
 
+def test_pieces_of_blanks_inside_a_string_stay_on_the_fast_path() -> None:
+    # Indented code: runs of blanks come as pieces of their own. The machine keeps the
+    # blanks a piece ends in for the next piece, so neither reaches the hooks.
+    value = "def f(x):\n    if x:\n        return  x\n" * 50
+    stream = _CountingStream(parser(HERMES))
+    pieces = re.findall(r" +|[^ ]+", hermes_call("run", {"code": value}))
+    assert sum(not piece.strip() for piece in pieces) > 100
+    deltas = [delta for piece in pieces for delta in stream.feed(piece)] + stream.finish()
+    arguments = "".join(call.arguments for delta in deltas for call in delta.tool_calls)
+    assert arguments == json.dumps({"code": value})
+    assert stream.hooks < 30
+
+
 def test_content_outside_calls_reaches_the_hooks_only_where_it_must() -> None:
     words = " ".join(["word"] * 300)
     content, arguments, hooks = fed(words + " " + hermes_call("get_time", {}))

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Final
 import regex
 
 from toolcall.callstream import CallStream
+from toolcall.scanning import string_body_stop
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.bodies import Body, End, make_body
 from toolcall_hf_response_template.regions import Close, Open, RegionScanner, Text
@@ -37,17 +38,15 @@ if TYPE_CHECKING:
 
 __all__ = ["HfStream", "prompt_prefix"]
 
-#: Where a string of raw JSON arguments leaves the fast path, besides a delimiter's
-#: start: its end, a ``"`` after an even run of backslashes (the run starts in the
-#: delta: no escape is pending where a fast delta begins)...
+#: A string of raw JSON arguments leaves the fast path at its end and at a delimiter's
+#: start (core's ``string_body_stop``). The machine keeps back the backslash of an
+#: escape that ends a fast delta, and the blanks that end one (if the closer came next,
+#: the unclosed string's trailing blanks would be trimmed): the next delta begins with
+#: them. What the reader, not the machine, takes as more of the string holds neither
+#: a ``"`` after an even run of backslashes nor a ``\`` at its end (an escape may be
+#: pending after it).
 _QUOTE: Final = r'(?<!\\)(?:\\\\)*"'
-#: ... a delta ending in ``\`` (an escape may be pending after it: the text the reader
-#: takes itself, not the machine's fast path, which keeps that backslash for the next
-#: delta)...
 _ESCAPE_END: Final = r"\\\Z"
-#: ... or in a blank (the reader holds it back: if the closer came next, the unclosed
-#: string's trailing blanks would be trimmed).
-_BLANK_END: Final = r"[ \t\r\n]\Z"
 
 
 def prompt_prefix(template: Template, prompt: str | None) -> str:
@@ -176,7 +175,8 @@ class _Tool(_Region):
     """A tool region: its body reader decides every character."""
 
     body: Body | None = None
-    #: The fast path's stops inside a string, without and with a blank at the end.
+    #: Inside a string: what the reader takes as more of it may not hold, and the fast
+    #: path's stop.
     stops: tuple[re.Pattern[str], re.Pattern[str]] | None = None
 
     def open(self, text: str, start: int, captures: Mapping[str, str]) -> None:
@@ -200,20 +200,20 @@ class _Tool(_Region):
         if self.stops is None:
             self.stops = (
                 stream.stop(starts, _QUOTE, _ESCAPE_END),
-                stream.stop(starts, _QUOTE, _BLANK_END),
+                string_body_stop("".join(sorted(starts))),
             )
         stream.string_stop, stop = self.stops
         if not blanks:
-            stream.fast_arguments(stop, split_escapes=True)
+            stream.fast_arguments(stop, split_escapes=True, hold_blanks=True)
             return
 
         def after_blanks(text: str) -> str:
             # The blanks the reader held go out with the first delta that follows them
-            # (a blank that ends a delta stops the fast path); the rest stand as they are.
-            stream.fast_arguments(stop, split_escapes=True)
+            # (the machine keeps back a delta's trailing blanks); the rest stand as they are.
+            stream.fast_arguments(stop, split_escapes=True, hold_blanks=True)
             return blanks + text
 
-        stream.fast_arguments(stop, after_blanks, split_escapes=True)
+        stream.fast_arguments(stop, after_blanks, split_escapes=True, hold_blanks=True)
 
     def skip(self, size: int) -> None:
         assert self.body is not None
@@ -245,7 +245,7 @@ class HfStream(CallStream):
         self.seen = 0  # the output offset just past the text the region scanner got
         self.stops: dict[tuple[frozenset[str], tuple[str, ...]], re.Pattern[str]] = {}
         #: While the fast path stands in a string of raw arguments: what text read as more
-        #: of that string may not hold (its stop, but for a blank at the end).
+        #: of that string may not hold (its stop, and a backslash at the end).
         self.string_stop: re.Pattern[str] | None = None
         prefix = prompt_prefix(template, parser.context.prompt)
         self.prefix = len(prefix)
@@ -260,7 +260,8 @@ class HfStream(CallStream):
         self.seen = start + len(text)
         string = self.string_stop
         if string is not None and text and string.search(text) is None:
-            # More of the string, ending in a blank: the reader takes it, not the scanner.
+            # More of the string (the blanks the machine kept back, at the end of the
+            # output): the reader takes it, not the scanner.
             assert isinstance(self.region, _Tool)
             self.scanner.skip(len(text))
             self.region.string_text(text, start)

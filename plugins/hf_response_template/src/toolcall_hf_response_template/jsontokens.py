@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import regex
+
 from toolcall.scanning import json_string_end
 
 __all__ = ["PUNCTUATION", "SCALAR", "STRING", "JsonTokens", "Token"]

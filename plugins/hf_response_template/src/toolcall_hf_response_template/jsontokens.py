@@ -26,7 +26,7 @@ from typing import Final
 
 import regex
 
-from toolcall.scanning import json_string_end
+from toolcall.scanning import decode_whole, json_string_end
 
 __all__ = ["PUNCTUATION", "SCALAR", "STRING", "JsonTokens", "Token"]
 
@@ -187,6 +187,16 @@ class JsonTokens:
         parts = self._string
         assert parts is not None
         start = at
+        if parts == ['"'] and not self._skipped and at and buffer[at - 1] == '"':
+            # The whole string may be here: decoded where it stands, in one pass.
+            whole = decode_whole(buffer, at - 1)
+            if whole is not None and isinstance(whole[0], str):
+                value, end = whole
+                self._string = None
+                tokens.append(
+                    Token(STRING, self._token_start, base + end, buffer[at - 1 : end], value)
+                )
+                return end, True
         if self._escape:
             self._escape = False
             at += 1  # the escaped character

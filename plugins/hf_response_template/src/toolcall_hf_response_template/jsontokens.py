@@ -190,8 +190,8 @@ class JsonTokens:
         if parts == ['"'] and not self._skipped and at and buffer[at - 1] == '"':
             # The whole string may be here: decoded where it stands, in one pass.
             whole = decode_whole(buffer, at - 1)
-            if whole is not None and isinstance(whole[0], str):
-                value, end = whole
+            value, end = whole if whole is not None else (None, -1)
+            if isinstance(value, str):
                 self._string = None
                 tokens.append(
                     Token(STRING, self._token_start, base + end, buffer[at - 1 : end], value)

@@ -58,6 +58,7 @@ __all__ = [
     "Text",
     "decode_whole",
     "json_object_problem",
+    "json_string_end",
     "string_body_stop",
 ]
 
@@ -293,7 +294,7 @@ class JsonValueScanner:
         text. The common case of a stream inside a string, at a fraction of the cost."""
         if not self.in_string or self._held:
             return False
-        end = _string_end(text, 1 if self._escape and text else 0)
+        end = json_string_end(text, 1 if self._escape and text else 0)
         if end >= 0:
             return False
         self._escape = end == -2
@@ -415,7 +416,7 @@ class JsonValueScanner:
                 pos += 1
                 continue
             if self.in_string:
-                end = _string_end(buffer, pos)
+                end = json_string_end(buffer, pos)
                 if end < 0:
                     self._escape = end == -2
                     return None
@@ -464,7 +465,7 @@ class JsonValueScanner:
         return found.start
 
 
-def _string_end(buffer: str, pos: int) -> int:
+def json_string_end(buffer: str, pos: int) -> int:
     """From ``pos`` inside a JSON string (no escape pending): the offset just past its
     closing quote; ``-1`` if it does not close in ``buffer``, ``-2`` if ``buffer`` ends
     inside an escape. A quote closes the string unless an odd run of backslashes

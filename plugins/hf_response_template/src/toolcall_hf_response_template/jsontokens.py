@@ -26,6 +26,8 @@ from typing import Final
 
 import regex
 
+from toolcall.scanning import decode_whole, json_string_end
+
 __all__ = ["PUNCTUATION", "SCALAR", "STRING", "JsonTokens", "Token"]
 
 STRING: Final = "string"
@@ -33,7 +35,6 @@ SCALAR: Final = "scalar"
 PUNCTUATION: Final = frozenset("{}[],:")
 
 _NOT_BLANK: Final = regex.compile(r"[^ \t\r\n]")
-_IN_STRING: Final = regex.compile(r'["\\]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,30 +186,32 @@ class JsonTokens:
     def _in_string(self, buffer: str, base: int, at: int, tokens: list[Token]) -> tuple[int, bool]:
         parts = self._string
         assert parts is not None
-        size = len(buffer)
-        while at < size:
-            if self._escape:
-                self._escape = False
-                parts.append(buffer[at])
-                at += 1
-                continue
-            found = _IN_STRING.search(buffer, at)
-            if found is None:
-                parts.append(buffer[at:])
-                return size, False
-            stop = found.start()
-            parts.append(buffer[at : stop + 1])
-            at = stop + 1
-            if found.group() == "\\":
-                self._escape = True
-                continue
-            raw = "".join(parts)
-            self._string = None
-            value = None if self._skipped else _decode(raw)
-            self._skipped = False
-            tokens.append(Token(STRING, self._token_start, base + at, raw, value))
-            return at, True
-        return at, False
+        start = at
+        if parts == ['"'] and not self._skipped and at and buffer[at - 1] == '"':
+            # The whole string may be here: decoded where it stands, in one pass.
+            whole = decode_whole(buffer, at - 1)
+            value, end = whole if whole is not None else (None, -1)
+            if isinstance(value, str):
+                self._string = None
+                tokens.append(
+                    Token(STRING, self._token_start, base + end, buffer[at - 1 : end], value)
+                )
+                return end, True
+        if self._escape:
+            self._escape = False
+            at += 1  # the escaped character
+        end = json_string_end(buffer, at)
+        if end < 0:
+            self._escape = end == -2
+            parts.append(buffer[start:])
+            return len(buffer), False
+        parts.append(buffer[start:end])
+        raw = "".join(parts)
+        self._string = None
+        value = None if self._skipped else _decode(raw)
+        self._skipped = False
+        tokens.append(Token(STRING, self._token_start, base + end, raw, value))
+        return end, True
 
     def _in_delim(
         self, buffer: str, base: int, at: int, tokens: list[Token], *, end: bool

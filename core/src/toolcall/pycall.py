@@ -67,7 +67,6 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable
-from json.decoder import scanstring as _scanstring
 from typing import TYPE_CHECKING, Any, Final
 
 import regex
@@ -239,6 +238,8 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 #: after the string, not text of it).
 _PYTHON_GOES_ON = frozenset(".[(+-*/%<>=!&|^@~#;\\,:)]}")
 _STRING_PREFIXES = frozenset({"r", "u", "f", "fr", "rf", "b", "br", "rb"})
+#: JSON's own string scanner (C): ``(value, end after the closing quote)``, strict.
+_scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WORDS: Final[dict[str, object]] = {"True": True, "False": False, "None": None}
 _JSON_WORDS: Final[dict[str, object]] = {"true": True, "false": False, "null": None}
 
@@ -1005,7 +1006,7 @@ class PyCallReader:
             value, end = _scanstring(text, i, True)
             stop = end - 1
         except ValueError as error:
-            stop = getattr(error, "pos", i)
+            stop = int(getattr(error, "pos", i))
             value = None
             if stop <= i or text[stop] != "\\":
                 return i  # not closed in this text, or a raw control character

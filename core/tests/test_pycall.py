@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from toolcall import CallStream, Parser, ParserContext, assemble
 from toolcall.contract import check_cost, check_splits, check_stream
 from toolcall.pycall import MAX_DEPTH, PyCallReader, dumps
+from toolcall.scanning import UNDECODED
 from toolcall.types import RECOVERIES, EventName, Parsed
 
 # -- two families on the reader --------------------------------------------------------
@@ -913,3 +914,70 @@ def test_a_family_can_hand_over_a_name_it_held() -> None:
     assert parsed.content == "goo()"
     with pytest.raises(ValueError, match="held_name"):
         PyCallReader(ListStream(make()), held_name="foo")
+
+
+# -- the decoded arguments the reader hands to close_call ------------------------------
+
+
+class _HandingStream(ListStream):
+    """Records each decoded value the reader hands over, with the strict decode of the
+    argument text it stands for."""
+
+    def __init__(self, parser: Parser) -> None:
+        super().__init__(parser)
+        self.handed: list[tuple[object, object]] = []
+
+    def close_call(self, *, check: bool = True, value: object = UNDECODED) -> None:
+        if value is not UNDECODED:
+            text = self.arguments_text()
+            self.handed.append((value, json.loads(text, parse_constant=_no_constant)))
+        super().close_call(check=check, value=value)
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(name)
+
+
+class _HandingParser(Parser):
+    name = "test_pycall_handing"
+
+    def stream(self) -> _HandingStream:
+        return _HandingStream(self)
+
+
+_LONG_TEXT = "x = 1  # a line of code, long enough for the one-shot path\\n" * 12
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        f'code="{_LONG_TEXT}"',
+        f'code="{_LONG_TEXT}\\"quoted\\" \\\\u \\t\\b\\f\\r", n=-3, f=-0.0, ok=True, z=None',
+        f'code="{_LONG_TEXT}\\\\/\\\\\\u00e9", g=1e300',
+        f'code="{_LONG_TEXT}\\\'{_LONG_TEXT}"',  # \' is no JSON escape
+        f'code="{_LONG_TEXT}\\/{_LONG_TEXT}"',  # \/ is JSON's, not Python's
+        f'code="{_LONG_TEXT}\\u00e9\\ud83d\\ude00"',  # Python reads no surrogate pairs
+        f'code="{_LONG_TEXT}\\x41\\101"',
+        f'code="" "{_LONG_TEXT}"',
+        f'code="{_LONG_TEXT}" "{_LONG_TEXT}"',
+        f'code="{_LONG_TEXT}"a" b{_LONG_TEXT}"',  # a nested quote is text
+        f'code="{_LONG_TEXT}", code="{_LONG_TEXT}again"',  # the first value is kept
+        f'code="{_LONG_TEXT}", t=(1, 2), d={{1: "a"}}',
+        f'code="{_LONG_TEXT}\\N{{BULLET}}", k=1',
+    ],
+)
+def test_the_value_handed_to_close_call_is_the_strict_decode_of_the_text(arguments: str) -> None:
+    stream = _HandingStream(_HandingParser(ParserContext()))
+    source = f"[run({arguments})]"
+    stream.feed(source)
+    stream.finish()
+    for value, decoded in stream.handed:
+        assert value == decoded
+        assert json.dumps(value) == json.dumps(decoded)  # -0.0 is not 0, True is not 1
+
+
+def test_a_plain_long_string_hands_its_value() -> None:
+    stream = _HandingStream(_HandingParser(ParserContext()))
+    stream.feed(f'[run(code="{_LONG_TEXT}", n=2)]')
+    stream.finish()
+    assert stream.handed == [({"code": _LONG_TEXT.replace("\\n", "\n"), "n": 2},) * 2]

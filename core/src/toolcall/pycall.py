@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import regex
 
-from toolcall.scanning import JsonEmitter
+from toolcall.scanning import UNDECODED, JsonEmitter
 from toolcall.types import EventName
 
 if TYPE_CHECKING:
@@ -238,6 +238,8 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 #: after the string, not text of it).
 _PYTHON_GOES_ON = frozenset(".[(+-*/%<>=!&|^@~#;\\,:)]}")
 _STRING_PREFIXES = frozenset({"r", "u", "f", "fr", "rf", "b", "br", "rb"})
+#: JSON's own string scanner (C): ``(value, end after the closing quote)``, strict.
+_scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WORDS: Final[dict[str, object]] = {"True": True, "False": False, "None": None}
 _JSON_WORDS: Final[dict[str, object]] = {"true": True, "false": False, "null": None}
 
@@ -309,6 +311,11 @@ class _Defect(ValueError):
 
 #: A dict frame's key slot when no key is pending (``None`` is a key).
 _NO_KEY: Final = object()
+#: A top-level value whose strict JSON decode the reader does not know.
+_UNKNOWN: Final = object()
+#: Values that :func:`dumps` writes as JSON text whose strict decode equals them (a
+#: container's does not: tuples come back as lists, keys as strings).
+_SCALARS: Final = frozenset({bool, int, float})
 
 
 class PyCallReader:
@@ -366,6 +373,12 @@ class PyCallReader:
         self._continued = False  # a later literal of implicitly joined strings
         self._parts: list[str] = []  # decoded text of a string inside a container
         self._close_nested = True  # the closing quote may turn out to be text
+        #: What the open call's arguments decode to, while every value is known exactly
+        #: (:meth:`_close_call` spares the stream decoding them again); ``None``: not known.
+        self._values: dict[str, object] | None = None
+        self._value_key = ""
+        #: The top-level string's value, while it was read whole by :meth:`_json_text`.
+        self._whole: str | None = None
         # Skipping.
         self._skip: list[str] = []  # closers expected above the stop level
         self._skip_stop = ""
@@ -512,6 +525,7 @@ class PyCallReader:
         if "-" in name:
             s.event(EventName.DASHED_NAME, f"{name!r} is no Python identifier")
         self._keys = set()
+        self._values = {}
         self._emitter = JsonEmitter()
         self._state = _S.ARGS
         return i + 1
@@ -591,7 +605,7 @@ class PyCallReader:
         s = self._s
         s.frame(base + i, base + i + 1)
         s.arguments(self._emitter.close() if self._keys else "{}")
-        s.close_call()
+        s.close_call(value=UNDECODED if self._values is None else self._values)
         self._index = None
         self._newline = False
         self._state = _S.AFTER_CALL
@@ -649,6 +663,7 @@ class PyCallReader:
             return i
         opening = "" if self._keys else self._emitter.open()
         self._keys.add(key)
+        self._value_key = key
         s.settle()
         s.arguments(opening + self._emitter.key(key))
         self._state = _S.VALUE
@@ -766,6 +781,7 @@ class PyCallReader:
                 return self._defect(str(error), i)
             self._s.settle()
             self._s.arguments(out)
+            self._known(value if value is None or type(value) in _SCALARS else _UNKNOWN)
             self._state = _S.AFTER_VALUE
             return i
         frame = self._frames[-1]
@@ -787,6 +803,14 @@ class PyCallReader:
             return self._defect("an unhashable dict key", i)
         frame.key = _NO_KEY
         return i
+
+    def _known(self, value: object) -> None:
+        """The top-level value just written decodes (strictly) to ``value``."""
+        if self._values is not None:
+            if value is _UNKNOWN:
+                self._values = None
+            else:
+                self._values[self._value_key] = value
 
     def _word(self, text: str, i: int, base: int) -> int:
         end = self._token_run(_WORD, text, i, base)
@@ -899,6 +923,7 @@ class PyCallReader:
             self._s.frame(base + i, base + i + 1)
             if not self._continued:
                 self._s.arguments(JsonEmitter.string_start())
+                self._whole = ""
         self._state = _S.OPEN_QUOTE
         return i + 1
 
@@ -925,11 +950,19 @@ class PyCallReader:
         return i
 
     def _string(self, text: str, i: int, base: int) -> int:
+        unknown = False  # an escape JSON does not know stopped _json_text
         if len(text) - i > _LONG and not self._raw and not self._frames:
-            i = self._alike(text, i, base)
-        run = _RUN[self._quote, self._triple, self._fstring, self._raw].match(text, i)
-        assert run is not None
-        j = run.end()
+            if self._quote == '"' and not self._triple and not self._fstring:
+                i = self._json_text(text, i, base)
+                unknown = text[i] == "\\"
+            if not unknown:
+                i = self._alike(text, i, base)
+        if unknown:
+            j = i  # the escape is read on its own, and JSON's scanner goes on after it
+        else:
+            run = _RUN[self._quote, self._triple, self._fstring, self._raw].match(text, i)
+            assert run is not None
+            j = run.end()
         if j > i:
             source = text[i:j]
             self._text(source if self._raw else _decoded(source), source, base + i, base + j)
@@ -964,6 +997,30 @@ class PyCallReader:
         self._text(c, c, base + j, base + j + 1)
         return j + 1
 
+    def _json_text(self, text: str, i: int, base: int) -> int:
+        """Long text of a one-line ``"`` string that is JSON string text, which Python
+        reads alike but for ``\\/`` and ``\\u`` (surrogate pairs): read by JSON's own
+        string scanner up to its closing quote, or its first escape JSON does not know;
+        returns where the rest goes on."""
+        try:
+            value, end = _scanstring(text, i, True)
+            stop = end - 1
+        except ValueError as error:
+            stop = int(getattr(error, "pos", i))
+            value = None
+            if stop <= i or text[stop] != "\\":
+                return i  # not closed in this text, or a raw control character
+        source = text[i:stop]
+        if _json_only_escape(source):
+            return i
+        s = self._s
+        s.settle()
+        s.frame(base + i, base + stop)
+        if source:
+            s.arguments(source)
+        self._whole = value if value is not None and self._whole == "" else None
+        return stop
+
     def _alike(self, text: str, i: int, base: int) -> int:
         """Runs JSON writes alike, and what lies between them (see :data:`_LONG`), from
         ``i`` on; returns where the run goes on."""
@@ -979,6 +1036,7 @@ class PyCallReader:
                 s.settle()
                 s.frame(base + i, base + j)
                 s.arguments(_as_json(text[i:j], quote))
+                self._whole = None
             run = between.match(text, j)
             assert run is not None
             i = run.end()
@@ -998,6 +1056,7 @@ class PyCallReader:
         s.settle()
         s.frame(start, end)
         if decoded:
+            self._whole = None
             s.arguments(JsonEmitter.string_chunk(decoded))
 
     def _held_text(self, decoded: str) -> None:
@@ -1007,6 +1066,7 @@ class PyCallReader:
             return
         self._s.settle()
         if decoded:
+            self._whole = None
             self._s.arguments(JsonEmitter.string_chunk(decoded))
 
     def _escape(self, text: str, i: int, base: int) -> int:
@@ -1164,6 +1224,7 @@ class PyCallReader:
         if not self._frames:
             self._s.settle()
             self._s.arguments(JsonEmitter.string_end())
+            self._known(_UNKNOWN if self._whole is None else self._whole)
             self._state = _S.AFTER_VALUE
             return i
         value = "".join(self._parts)
@@ -1350,6 +1411,20 @@ class PyCallReader:
         _S.CALL_END: _call_end,
         _S.SKIP: _skipping,
     }
+
+
+def _json_only_escape(source: str) -> bool:
+    """Whether JSON string text has an escape Python reads otherwise (``\\u``, ``\\/``)."""
+    for pair in ("\\u", "\\/"):
+        k = source.find(pair)
+        while k >= 0:
+            run = k
+            while run > 0 and source[run - 1] == "\\":
+                run -= 1
+            if (k - run) % 2 == 0:  # the backslash starts an escape
+                return True
+            k = source.find(pair, k + 2)
+    return False
 
 
 def _code_point(value: int) -> str | _Defect:

@@ -55,6 +55,24 @@ def test_an_escaped_pair_beside_a_lone_surrogate_is_still_a_defect() -> None:
     assert json_object_problem(text) == "a lone surrogate escape in a string"
 
 
+@pytest.mark.parametrize("items", [3, 1000])
+@pytest.mark.parametrize("decoded", [False, True])
+def test_a_lone_surrogate_escape_is_found_in_a_small_or_large_value(
+    items: int, decoded: bool
+) -> None:
+    """Whatever the size of the value (a few items are looked at, many searched for)."""
+    import json
+
+    sound = ", ".join(['"\\\\u00e9 \\u00e9"'] * items)  # an escaped backslash, then an é
+    for last, problem in (
+        ('"\\u00e9"', None),
+        ('"\\udfff"', "a lone surrogate escape in a string"),
+    ):
+        text = f'{{"a": [{sound}, {last}]}}'
+        value = json.loads(text) if decoded else None
+        assert json_object_problem(text, *([value] if decoded else [])) == problem
+
+
 def test_markers_need_a_marker() -> None:
     with pytest.raises(ValueError, match="at least one non-empty marker"):
         Markers(["", ""])

@@ -608,12 +608,14 @@ def json_object_problem(text: str, value: object = UNDECODED) -> str | None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return "a lone surrogate in the text"
-    if (
-        "\\u" in text  # a quick look first: a search of the pattern takes longer
-        and _ESCAPED_SURROGATE.search(text) is not None
-        and _has_lone_surrogate(value)
-    ):
-        return "a lone surrogate escape in a string"
+    if "\\u" in text:  # a quick look first: a search of the pattern takes longer
+        # The text is UTF-8: a lone surrogate in the value came from an escape. A few
+        # strings are looked at faster than the text (one of 1 MB, say) is searched.
+        lone = _has_lone_surrogate(value, _WALK)
+        if lone is None:
+            lone = _ESCAPED_SURROGATE.search(text) is not None and bool(_has_lone_surrogate(value))
+        if lone:
+            return "a lone surrogate escape in a string"
     return None
 
 
@@ -632,12 +634,23 @@ _STRICT = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _has_lone_surrogate(value: object) -> bool:
-    """Whether a string anywhere in ``value`` holds a lone surrogate (iterative)."""
+#: How many items of a value json_object_problem looks at before it searches the text.
+_WALK: Final = 64
+
+
+def _has_lone_surrogate(value: object, budget: int | None = None) -> bool | None:
+    """Whether a string anywhere in ``value`` holds a lone surrogate (iterative);
+    ``None`` if ``value`` has more than ``budget`` items."""
     stack = [value]
     while stack:
+        if budget is not None:
+            budget -= 1
+            if budget < 0:
+                return None
         item = stack.pop()
         if isinstance(item, str):
+            if item.isascii():
+                continue
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:

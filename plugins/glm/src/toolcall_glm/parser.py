@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from toolcall import WHITESPACE, CallStream, EventName, Parser, ParserContext, is_blank
-from toolcall.scanning import JsonEmitter, Markers
+from toolcall.scanning import UNDECODED, JsonEmitter, Markers, decode_whole
 from toolcall.schema_types import ANY, NullWatch, ParameterTypes, ValueType, replace_surrogates
 from toolcall.types import StrictLevel
 from toolcall_glm.grammar import structural_tag
@@ -120,6 +120,11 @@ class GlmStream(CallStream):
         self._text: list[str] = []  # a held value's text (also held by the machine)
         self._null = NullWatch()
         self._replaced = False  # a surrogate of this value was replaced
+        # The value of the arguments written so far, when every piece of them is known
+        # (``None`` once one is not): close_call then need not decode them again.
+        self._object: dict[str, object] | None = None
+        self._chunks: list[str] = []  # a streaming string's value, as written
+        self._reach = 0  # where the value's text read so far ends (past it, a fast path's)
         self.fast_content(_CONTENT_STOP)
 
     # -- the format ---------------------------------------------------------------------
@@ -203,7 +208,7 @@ class GlmStream(CallStream):
             self.settle()
             self.frame(start, end)
             self.arguments(self._emitter.close() if self._keys else "{}")
-            self.close_call()
+            self._close_arguments()
             self._outside()
         elif state is _State.KEY and marker == KEY_END:
             self.hold(marker, start)
@@ -231,7 +236,7 @@ class GlmStream(CallStream):
             self.event(EventName.MISSING_END, "no </tool_call> at the end of the output")
             self.settle()
             self.arguments(self._emitter.close() if self._keys else "{}")
-            self.close_call()
+            self._close_arguments()
         elif state not in (_State.OUT, _State.DEFECT):
             self.event(EventName.TRUNCATED, f"the output ended in {state.value}")
             if not is_blank(self.held):
@@ -286,7 +291,14 @@ class GlmStream(CallStream):
         self._types = self._types_of(name)
         self._emitter = JsonEmitter()
         self._keys = set()
+        self._object = {}
         self._state = _State.BODY
+
+    def _close_arguments(self) -> None:
+        """The call's arguments are complete: closed with their value, if known."""
+        value = self._object
+        self._object = None
+        self.close_call(value=UNDECODED if value is None else value)
 
     def _unreadable(self, detail: str) -> None:
         """``<tool_call>`` did not start a call: it and its text are content."""
@@ -339,6 +351,8 @@ class GlmStream(CallStream):
         """A value starts at ``start``, with its ``<arg_value>`` or (recovered) without."""
         self._state = _State.VALUE
         self._text = []
+        self._chunks = []
+        self._reach = start if marker is None else start + len(marker)
         self._replaced = False
         if self._repeated:
             self.release()
@@ -365,6 +379,9 @@ class GlmStream(CallStream):
         self.fast_arguments(_STRING_STOP, self._emitter.string_chunk)
 
     def _value_text(self, text: str, start: int) -> None:
+        if start != self._reach:  # a fast path let the text before ``start`` go by
+            self._object = None
+        self._reach = start + len(text)
         value = self._value
         if value is _Value.STREAMING:
             self.frame(start, start + len(text))
@@ -386,6 +403,8 @@ class GlmStream(CallStream):
                 EventName.UNREPRESENTABLE_VALUE,
                 f"{self._key_text()!r}: a surrogate code point replaced by U+FFFD",
             )
+        if self._object is not None:
+            self._chunks.append(text)
         return self._emitter.string_chunk(text)
 
     def _close_value(self, marker: str, start: int) -> None:
@@ -397,6 +416,10 @@ class GlmStream(CallStream):
             self.slow()
             self.frame(start, start + len(marker))
             self.arguments(self._emitter.string_end())
+            if start != self._reach:  # a fast path wrote the end of the string
+                self._object = None
+            elif self._object is not None:
+                self._known("".join(self._chunks))
         else:
             typed = self._type.read("".join(self._text))
             if typed.problem is not None:
@@ -405,9 +428,23 @@ class GlmStream(CallStream):
                 )
             self.hold(marker, start)
             self.settle()
-            self.arguments(self._emitter.value(typed.value))
+            written = self._emitter.value(typed.value)
+            self.arguments(written)
+            if self._object is not None:
+                # What strict JSON reads in the text written (``Infinity`` it does not).
+                decoded = decode_whole(written, 0)
+                if decoded is not None and decoded[1] == len(written):
+                    self._known(decoded[0])
+                else:
+                    self._object = None
         self._text = []
+        self._chunks = []
         self._state = _State.BODY
+
+    def _known(self, value: object) -> None:
+        """The value written for the current key (while the arguments' value is known)."""
+        assert self._object is not None
+        self._object[self._key_text()] = value
 
 
 class Glm45Parser(Parser):

@@ -402,7 +402,9 @@ def test_tool_choice_none_sees_markup_split_between_deltas_with_a_fast_path_arme
 
 class _HoldsBlanks(ToyStream):
     """A family whose fast argument text is a string body that keeps back the blanks
-    and the escape's backslash a delta ends in."""
+    and the escape's backslash a delta ends in (written by ``writes``, if set)."""
+
+    writes: Callable[[str], str] | None = None
 
     def fast_arguments(
         self,
@@ -412,7 +414,7 @@ class _HoldsBlanks(ToyStream):
         split_escapes: bool = False,
         hold_blanks: bool = False,
     ) -> None:
-        super().fast_arguments(stop, escape, split_escapes=True, hold_blanks=True)
+        super().fast_arguments(stop, self.writes, split_escapes=True, hold_blanks=True)
 
 
 def _arguments(deltas: Sequence[Delta]) -> str:
@@ -442,3 +444,28 @@ def test_blanks_kept_back_at_the_end_of_the_output_reach_the_hooks() -> None:
     assert stream.hook_calls == before + 1
     assert _arguments(deltas) == '{"x \n'
     assert EventName.TRUNCATED in [e.name for e in stream.events]
+
+
+def _fails_on_boom(text: str) -> str:
+    if "boom" in text:
+        raise RuntimeError("the escape cannot write this")
+    return text
+
+
+class _EscapeFails(_HoldsBlanks):
+    """A family whose escape of fast argument text fails on "boom"."""
+
+    writes = staticmethod(_fails_on_boom)
+
+
+def test_an_escape_that_fails_on_the_fast_path_loses_nothing_kept_back() -> None:
+    # "boom\" fails in the escape after its backslash was kept back for the next delta:
+    # both are content, though the output ends right after.
+    stream = _EscapeFails(toy())
+    deltas = stream.feed('<c>f|{"x') + stream.feed("boom\\")
+    deltas += stream.finish()
+    assert _arguments(deltas) == '{"x'
+    assert "".join(d.content for d in deltas) == "boom\\"
+    assert [e.name for e in stream.events if e.name == EventName.INTERNAL_ERROR] == [
+        EventName.INTERNAL_ERROR
+    ]

@@ -328,18 +328,20 @@ class CallStream(abc.ABC):
                 text = self.__keep_back(text)
                 if not text:
                     return []
+            # Written before the text is accounted for: if the family's escape fails,
+            # the text is still undecided, and content.
+            written = text if self.__escape is None else self.__escape(text)
             end = self.__accounted = start + len(text)
             spans = self.__spans
             if spans and spans[-1][1] == start:
                 spans[-1][1] = end
             else:
                 spans.append([start, end])
-            if self.__escape is not None:
-                text = self.__escape(text)
-            self.__args.append(text)
-            return [Delta("", (ToolCallDelta(self.__index, None, None, text),))]
+            self.__args.append(written)
+            return [Delta("", (ToolCallDelta(self.__index, None, None, written),))]
         except Exception as error:
-            self.__fail(error, text, start)
+            kept, self.__carry = self.__carry, ""  # what was kept back failed with it
+            self.__fail(error, text + kept, start)
         self.__limbo = []
         return self.__out.take()
 

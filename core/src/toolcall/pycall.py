@@ -66,6 +66,7 @@ import keyword
 import math
 import re
 import unicodedata
+from _json import scanstring as _scanstring  # json's C string scanner: (value, end)
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -238,8 +239,6 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 #: after the string, not text of it).
 _PYTHON_GOES_ON = frozenset(".[(+-*/%<>=!&|^@~#;\\,:)]}")
 _STRING_PREFIXES = frozenset({"r", "u", "f", "fr", "rf", "b", "br", "rb"})
-#: JSON's own string scanner (C): ``(value, end after the closing quote)``, strict.
-_scanstring: Final[Callable[[str, int, bool], tuple[str, int]]] = json.decoder.scanstring  # type: ignore[attr-defined]
 _WORDS: Final[dict[str, object]] = {"True": True, "False": False, "None": None}
 _JSON_WORDS: Final[dict[str, object]] = {"true": True, "false": False, "null": None}
 

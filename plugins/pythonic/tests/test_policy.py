@@ -71,6 +71,8 @@ def events(parsed: Parsed) -> set[str]:
         ("Checking.\n[undeclared()]", "Checking.\n[undeclared()]", []),
         ("Checking. [get_time()]", "Checking. [get_time()]", []),
         ("Checking.\n  [get_time()]", "Checking.\n  [get_time()]", []),
+        # Lines that cannot open a list, then one that does (read in one piece or many).
+        ("One.\n  two\n\tthree\n\n[get_time()]", "One.\n  two\n\tthree", ["get_time"]),
         # Right after a list (whitespace between): calls again.
         ("[get_time()]\n[undeclared()]", None, ["get_time", "undeclared"]),
         ("[get_time()] [get_weather(city='x')]", None, ["get_time", "get_weather"]),
@@ -303,6 +305,7 @@ def test_cost_per_delta_is_flat(kind: type[Parser], make_output: Any) -> None:
             "Sure.\nDone.",
             [("get_weather", '{"city": "Paris"}'), ("get_time", "{}")],
         ),
+        ("Sure.\n  indented\n\nget_time()", "Sure.\n  indented", [("get_time", "{}")]),
         # The next line names no declared tool: the calls end there.
         ("get_time()\nprint('x')", "print('x')", [("get_time", "{}")]),
         # Text after the call on its line is content.

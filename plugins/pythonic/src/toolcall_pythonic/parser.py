@@ -60,7 +60,6 @@ END = "</function_calls>"
 PYTHON_TAG = "<|python_tag|>"
 #: In content, only a line break (``[`` first on a line) or the tag can lead to a list.
 _LIST_MAY_FOLLOW = regex.compile(r"[\n<]")
-_LINE_BREAK = regex.compile(r"\n")
 #: What a call's name is made of (dots for dotted names, dashes for the recovery).
 _NAME_RUN = regex.compile(r"[\w.-]*")
 #: Outside an olmo3 block, only "<" can start a marker.
@@ -107,6 +106,10 @@ class PythonicStream(CallStream):
         self._bare: str | None = None
         self._bare_call = -1  # the index of the first call read without its list
         self._names = tuple(tool.name for tool in self.request.tools) if self.recover else ()
+        #: A line break after which a list (``[``) or a bare call (a declared name's first
+        #: character) may start, or that ends the text: content runs up to there in one piece.
+        opens = ("\\[", *sorted({regex.escape(name[0]) for name in self._names if name}))
+        self._line_may_open = regex.compile(rf"\n(?={'|'.join(opens)}|\Z)")
         #: Nothing but whitespace since the start of the output or the last list:
         #: a list here needs no declared name.
         self._fresh = True
@@ -211,7 +214,7 @@ class PythonicStream(CallStream):
             if self._may_be_bare(text[0]):
                 self._bare = ""
                 return text, start
-        found = _LINE_BREAK.search(text)
+        found = self._line_may_open.search(text)
         if found is None:
             self.content(text, start)
             self._line_start = False

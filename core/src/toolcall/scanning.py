@@ -56,6 +56,7 @@ __all__ = [
     "MarkerScanner",
     "Markers",
     "Text",
+    "decode_container",
     "decode_whole",
     "json_object_problem",
     "json_string_end",
@@ -325,7 +326,7 @@ class JsonValueScanner:
             if self._at_stop(buffer, pos):
                 return self._stop_or_hold(buffer, pos, pos)
             self._start(buffer[pos])
-            if self.depth and len(buffer) - pos >= DECODE_AT:
+            if self.depth:
                 whole = self._decode(buffer, pos)
                 if whole >= 0:
                     return buffer[pos:whole], buffer[whole:]
@@ -343,8 +344,8 @@ class JsonValueScanner:
 
     def _decode(self, buffer: str, pos: int) -> int:
         """Decode the container that starts at ``pos`` whole: where it ends, or -1 if
-        it does not (see :func:`decode_whole`)."""
-        decoded = decode_whole(buffer, pos)
+        it does not (see :func:`decode_container`)."""
+        decoded = decode_container(buffer, pos)
         if decoded is None:
             return -1
         self.value, end = decoded
@@ -501,6 +502,16 @@ def decode_whole(buffer: str, pos: int) -> tuple[object, int] | None:
     except (ValueError, RecursionError):
         return None
     return value, int(end)
+
+
+def decode_container(buffer: str, pos: int) -> tuple[object, int] | None:
+    """The object or array that starts at ``pos``, decoded whole (:func:`decode_whole`),
+    if ``buffer`` holds at least :data:`DECODE_AT` characters from there (a one-shot
+    parse): its value and where it ends. ``None`` otherwise, and for a shorter text (a
+    stream's delta), where a piecewise scan costs less than a decode that may fail."""
+    if len(buffer) - pos < DECODE_AT:
+        return None
+    return decode_whole(buffer, pos)
 
 
 def _backslashes_before(buffer: str, pos: int, at: int) -> int:

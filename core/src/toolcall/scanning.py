@@ -615,10 +615,11 @@ def json_object_problem(text: str, value: object = UNDECODED) -> str | None:
             return f"not JSON ({error})"
     if not isinstance(value, dict):
         return f"a JSON {type(value).__name__}, not an object"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a lone surrogate in the text"
+    if not text.isascii():  # (known without a look at the text)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate in the text"
     if "\\u" in text:  # a quick look first: a search of the pattern takes longer
         # The text is UTF-8: a lone surrogate in the value came from an escape. A few
         # strings are looked at faster than the text (one of 1 MB, say) is searched.

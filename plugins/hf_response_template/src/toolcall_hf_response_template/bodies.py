@@ -679,22 +679,24 @@ class JsonBody(Body):
         raw = self.raw
         while raw and raw[0][1] + len(raw[0][0]) <= before:
             raw.pop(0)
-        if raw and raw[0][1] < before:
-            text, at = raw[0]
-            raw[0] = (text[before - at :], before)
+        # A piece that starts before it stays whole (the text is read from the cursor on:
+        # a one-shot parse slices its arguments out of the region's text once).
+        self.cursor = max(self.cursor, before)
 
     def _take_raw(self, end: int) -> str:
+        raw = self.raw
+        cursor = self.cursor
         parts: list[str] = []
-        while self.raw and self.raw[0][1] < end:
-            text, at = self.raw[0]
+        while raw and raw[0][1] < end:
+            text, at = raw[0]
+            skip = max(cursor - at, 0)
             if at + len(text) <= end:
-                parts.append(text)
-                self.raw.pop(0)
+                parts.append(text[skip:] if skip else text)
+                raw.pop(0)
             else:
-                parts.append(text[: end - at])
-                self.raw[0] = (text[end - at :], end)
+                parts.append(text[skip : end - at])
                 break
-        self.cursor = max(self.cursor, end)
+        self.cursor = max(cursor, end)
         return "".join(parts)
 
     def _emit_raw(self, end: int) -> None:

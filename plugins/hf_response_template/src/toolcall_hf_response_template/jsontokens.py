@@ -111,11 +111,11 @@ class JsonTokens:
     def feed(self, text: str) -> Iterator[Token]:
         """The tokens of ``text``, as the caller takes them (it takes all of them: the
         scan's state moves on once the last is taken)."""
-        return self._run(self._held + text, self._held_start, end=False)
+        return self._scan(self._held + text, self._held_start, end=False)
 
     def finish(self) -> Iterator[Token]:
         """The text ended: a scalar in progress is a token; an unclosed string is not."""
-        return self._run(self._held, self._held_start, end=True)
+        return self._scan(self._held, self._held_start, end=True)
 
     def whole(self, token: Token) -> tuple[object, int] | None:
         """The container that ``token``, the ``{`` or ``[`` just taken, opens, decoded
@@ -130,13 +130,6 @@ class JsonTokens:
         self._jump = end
         return value, self._base + end
 
-    def _run(self, buffer: str, base: int, *, end: bool) -> Generator[Token, None, None]:
-        self._buffer, self._base = buffer, base
-        at = yield from self._scan(buffer, base, end=end)
-        self._buffer = ""
-        self._held = buffer[at:]
-        self._held_start = base + at
-
     @property
     def unfinished(self) -> str:
         """Text of a token that never ended (an unclosed string), after :meth:`finish`."""
@@ -146,30 +139,32 @@ class JsonTokens:
             return self._delim[0] + "".join(self._delim_parts) + self._held
         return self._held
 
-    def _scan(self, buffer: str, base: int, *, end: bool) -> Generator[Token, None, int]:
+    def _scan(self, buffer: str, base: int, *, end: bool) -> Generator[Token, None, None]:
+        self._buffer, self._base = buffer, base
         at = 0
         size = len(buffer)
         while at < size:
             if self._string is not None:
                 at, token = self._in_string(buffer, base, at)
                 if token is None:
-                    return at
+                    break
                 yield token
                 continue
             if self._delim is not None:
                 at, token = self._in_delim(buffer, base, at, end=end)
                 if token is None:
-                    return at
+                    break
                 yield token
                 continue
             blank = _NOT_BLANK.search(buffer, at)
             if blank is None:
-                return size
+                at = size
+                break
             at = blank.start()
             char = buffer[at]
             opened = self._delim_at(buffer, base, at, end=end)
             if opened is None:
-                return at  # a marker prefix at the end: wait
+                break  # a marker prefix at the end: wait
             if opened:
                 at += opened
                 continue
@@ -185,12 +180,14 @@ class JsonTokens:
             else:
                 stop = self._scalar_end.search(buffer, at + 1)
                 if stop is None and not end:
-                    return at  # the scalar may go on
+                    break  # the scalar may go on
                 cut = size if stop is None else stop.start()
                 raw = buffer[at:cut]
                 yield Token(SCALAR, base + at, base + cut, raw, raw)
                 at = cut
-        return at
+        self._buffer = ""
+        self._held = buffer[at:]
+        self._held_start = base + at
 
     def _delim_at(self, buffer: str, base: int, at: int, *, end: bool) -> int | None:
         """The length of the opener of a delimited string at ``at`` (0: none; ``None``:

@@ -180,8 +180,10 @@ class _Output:
                 texts = []
             entry = calls.get(index)
             if entry is None:
-                calls[index] = (call_id, name, [text])
-            else:
+                # Without the empty text a call opens with, a one-shot parse's arguments
+                # are often one text, which joins without a copy.
+                calls[index] = (call_id, name, [text] if text else [])
+            elif text:
                 entry[2].append(text)
         if texts:
             deltas.append(_text_delta(kind, texts))

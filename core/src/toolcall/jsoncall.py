@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import regex
 
-from toolcall.scanning import DECODE_AT, UNDECODED, decode_whole, json_object_problem
+from toolcall.scanning import UNDECODED, decode_container, json_object_problem
 from toolcall.types import WHITESPACE, EventName
 
 __all__ = ["CallObjectReader", "Item", "ItemKind", "ReaderState", "ValueScanner"]
@@ -143,8 +143,8 @@ class ValueScanner:
                 return "", ""
             pos = first.start()
             self._start(buffer[pos], out)
-            if self.depth and len(buffer) - pos >= DECODE_AT:
-                decoded = decode_whole(buffer, pos)
+            if self.depth:
+                decoded = decode_container(buffer, pos)
                 if decoded is not None:
                     self.value, whole = decoded
                     self.depth = 0

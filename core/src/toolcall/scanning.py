@@ -56,6 +56,7 @@ __all__ = [
     "MarkerScanner",
     "Markers",
     "Text",
+    "decode_container",
     "decode_whole",
     "json_object_problem",
     "json_string_end",
@@ -325,7 +326,7 @@ class JsonValueScanner:
             if self._at_stop(buffer, pos):
                 return self._stop_or_hold(buffer, pos, pos)
             self._start(buffer[pos])
-            if self.depth and len(buffer) - pos >= DECODE_AT:
+            if self.depth:
                 whole = self._decode(buffer, pos)
                 if whole >= 0:
                     return buffer[pos:whole], buffer[whole:]
@@ -343,8 +344,8 @@ class JsonValueScanner:
 
     def _decode(self, buffer: str, pos: int) -> int:
         """Decode the container that starts at ``pos`` whole: where it ends, or -1 if
-        it does not (see :func:`decode_whole`)."""
-        decoded = decode_whole(buffer, pos)
+        it does not (see :func:`decode_container`)."""
+        decoded = decode_container(buffer, pos)
         if decoded is None:
             return -1
         self.value, end = decoded
@@ -503,6 +504,16 @@ def decode_whole(buffer: str, pos: int) -> tuple[object, int] | None:
     return value, int(end)
 
 
+def decode_container(buffer: str, pos: int) -> tuple[object, int] | None:
+    """The object or array that starts at ``pos``, decoded whole (:func:`decode_whole`),
+    if ``buffer`` holds at least :data:`DECODE_AT` characters from there (a one-shot
+    parse): its value and where it ends. ``None`` otherwise, and for a shorter text (a
+    stream's delta), where a piecewise scan costs less than a decode that may fail."""
+    if len(buffer) - pos < DECODE_AT:
+        return None
+    return decode_whole(buffer, pos)
+
+
 def _backslashes_before(buffer: str, pos: int, at: int) -> int:
     """The length of the run of backslashes that ends at ``at`` (not before ``pos``)."""
     start = at
@@ -604,10 +615,11 @@ def json_object_problem(text: str, value: object = UNDECODED) -> str | None:
             return f"not JSON ({error})"
     if not isinstance(value, dict):
         return f"a JSON {type(value).__name__}, not an object"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return "a lone surrogate in the text"
+    if not text.isascii():  # (known without a look at the text)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate in the text"
     if "\\u" in text:  # a quick look first: a search of the pattern takes longer
         # The text is UTF-8: a lone surrogate in the value came from an escape. A few
         # strings are looked at faster than the text (one of 1 MB, say) is searched.

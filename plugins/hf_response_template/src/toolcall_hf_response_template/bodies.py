@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import regex
 
-from toolcall.scanning import JsonEmitter
+from toolcall.scanning import UNDECODED, JsonEmitter
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.canonical import Canonical
 from toolcall_hf_response_template.jsontokens import SCALAR, STRING, JsonTokens, Token
@@ -272,10 +272,8 @@ class JsonBody(Body):
             self.raw.append((text, start))
             kept = text.rstrip(WHITESPACE)
             self.blank = self.blank + len(text) if not kept else len(text) - len(kept)
-        for token in self.tokens.feed(text):
-            self._token(token)
-            if self.stopped():
-                return
+        if not self._read(self.tokens.feed(text)):
+            return
         self._flush_raw(final=False)
         decided = self.tokens.token_start
         top = self.stack[-1] if self.stack else None
@@ -320,10 +318,7 @@ class JsonBody(Body):
         # A string the region ends in (a closer inside it, the end of output).
         open_string = self.tokens.token_start if self.tokens.in_string else -1
         if not self.trailing:
-            for token in self.tokens.finish():
-                self._token(token)
-                if self.stopped():
-                    break
+            self._read(self.tokens.finish())
         top = self.stack[-1] if self.stack else None
         member = top is not None and top.kind == "{" and top.expect in ("colon", "value")
         dialect_open = self.canon is not None and self.args_state == "open"
@@ -367,11 +362,12 @@ class JsonBody(Body):
     def _initial_args(self) -> str:
         return self.known_args if self.args_path is None else ""
 
-    def _arguments(self, text: str) -> None:
+    def _arguments(self, text: str, value: object = UNDECODED) -> None:
+        """Argument text; ``value``: ``text`` decoded already (for the stream's check)."""
         if not text:
             return
         if self.in_call:
-            self.stream.arguments(text)
+            self.stream.arguments(text, value)
         else:
             self.pending.append(text)
 
@@ -421,6 +417,17 @@ class JsonBody(Body):
         self.decide(at)
 
     # -- tokens ---------------------------------------------------------------------------------
+
+    def _read(self, tokens: Iterator[Token]) -> bool:
+        """Read the tokens; ``False`` if the rest of the region turned content (the
+        tokens after that are scanned, not read)."""
+        for token in tokens:
+            self._token(token)
+            if self.stopped():
+                for _ in tokens:
+                    pass
+                return False
+        return True
 
     def _token(self, token: Token) -> None:
         if self.args_state == "open":
@@ -614,6 +621,13 @@ class JsonBody(Body):
         self.cursor = token.start
         self._drop_raw(token.start)
         self.depth = 0
+        whole = self.tokens.whole(token) if token.kind in ("{", "[") else None
+        if whole is not None:
+            # Decoded once, here: the stream's check at the call's close takes the value.
+            value, end = whole
+            self._arguments(self._take_raw(end), value)
+            self._arguments_done(end)
+            return
         self._argument_token(token)
 
     def _argument_token(self, token: Token) -> None:
@@ -665,22 +679,24 @@ class JsonBody(Body):
         raw = self.raw
         while raw and raw[0][1] + len(raw[0][0]) <= before:
             raw.pop(0)
-        if raw and raw[0][1] < before:
-            text, at = raw[0]
-            raw[0] = (text[before - at :], before)
+        # A piece that starts before it stays whole (the text is read from the cursor on:
+        # a one-shot parse slices its arguments out of the region's text once).
+        self.cursor = max(self.cursor, before)
 
     def _take_raw(self, end: int) -> str:
+        raw = self.raw
+        cursor = self.cursor
         parts: list[str] = []
-        while self.raw and self.raw[0][1] < end:
-            text, at = self.raw[0]
+        while raw and raw[0][1] < end:
+            text, at = raw[0]
+            skip = max(cursor - at, 0)
             if at + len(text) <= end:
-                parts.append(text)
-                self.raw.pop(0)
+                parts.append(text[skip:] if skip else text)
+                raw.pop(0)
             else:
-                parts.append(text[: end - at])
-                self.raw[0] = (text[end - at :], end)
+                parts.append(text[skip : end - at])
                 break
-        self.cursor = max(self.cursor, end)
+        self.cursor = max(cursor, end)
         return "".join(parts)
 
     def _emit_raw(self, end: int) -> None:

@@ -15,18 +15,22 @@ The dialect (``content_args`` of a ``json`` field, as transformers reads them):
 
 Nothing is ever refused: a character JSON does not allow becomes part of a
 :data:`SCALAR` token, and the reader decides what a token sequence means.
+
+Tokens come as the reader takes them, so that between two it may take the container
+a ``{`` or ``[`` opens whole (:meth:`JsonTokens.whole`), decoded once by the json
+module, instead of its tokens.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import regex
 
-from toolcall.scanning import decode_whole, json_string_end
+from toolcall.scanning import decode_container, decode_whole, json_string_end
 
 __all__ = ["PUNCTUATION", "SCALAR", "STRING", "JsonTokens", "Token"]
 
@@ -68,6 +72,10 @@ class JsonTokens:
         self._delim: tuple[str, str] | None = None  # the markers of a delimited string
         self._delim_parts: list[str] = []
         self._token_start = start
+        # While a scan runs: its text and offset, and where a container taken whole ends.
+        self._buffer = ""
+        self._base = start
+        self._jump = -1
 
     @property
     def position(self) -> int:
@@ -100,23 +108,27 @@ class JsonTokens:
         """Where the token in progress (if any) starts."""
         return self._token_start if self.in_string else self._held_start
 
-    def feed(self, text: str) -> list[Token]:
-        buffer = self._held + text
-        base = self._held_start
-        tokens: list[Token] = []
-        at = self._scan(buffer, base, tokens, end=False)
-        self._held = buffer[at:]
-        self._held_start = base + at
-        return tokens
+    def feed(self, text: str) -> Iterator[Token]:
+        """The tokens of ``text``, as the caller takes them (it takes all of them: the
+        scan's state moves on once the last is taken)."""
+        return self._scan(self._held + text, self._held_start, end=False)
 
-    def finish(self) -> list[Token]:
+    def finish(self) -> Iterator[Token]:
         """The text ended: a scalar in progress is a token; an unclosed string is not."""
-        buffer, base = self._held, self._held_start
-        tokens: list[Token] = []
-        at = self._scan(buffer, base, tokens, end=True)
-        self._held = buffer[at:]
-        self._held_start = base + at
-        return tokens
+        return self._scan(self._held, self._held_start, end=True)
+
+    def whole(self, token: Token) -> tuple[object, int] | None:
+        """The container that ``token``, the ``{`` or ``[`` just taken, opens, decoded
+        whole if the text fed holds all of it (core's rule for a one-shot parse,
+        :func:`~toolcall.scanning.decode_container`): its value and the offset where it
+        ends, where the tokens go on. ``None``: its tokens follow."""
+        at = token.start - self._base
+        decoded = decode_container(self._buffer, at) if self._jump < 0 else None
+        if decoded is None:
+            return None
+        value, end = decoded
+        self._jump = end
+        return value, self._base + end
 
     @property
     def unfinished(self) -> str:
@@ -127,34 +139,40 @@ class JsonTokens:
             return self._delim[0] + "".join(self._delim_parts) + self._held
         return self._held
 
-    def _scan(self, buffer: str, base: int, tokens: list[Token], *, end: bool) -> int:
+    def _scan(self, buffer: str, base: int, *, end: bool) -> Generator[Token, None, None]:
+        self._buffer, self._base = buffer, base
         at = 0
         size = len(buffer)
         while at < size:
             if self._string is not None:
-                at, ended = self._in_string(buffer, base, at, tokens)
-                if not ended:
-                    return at
+                at, token = self._in_string(buffer, base, at)
+                if token is None:
+                    break
+                yield token
                 continue
             if self._delim is not None:
-                at, ended = self._in_delim(buffer, base, at, tokens, end=end)
-                if not ended:
-                    return at
+                at, token = self._in_delim(buffer, base, at, end=end)
+                if token is None:
+                    break
+                yield token
                 continue
             blank = _NOT_BLANK.search(buffer, at)
             if blank is None:
-                return size
+                at = size
+                break
             at = blank.start()
             char = buffer[at]
             opened = self._delim_at(buffer, base, at, end=end)
             if opened is None:
-                return at  # a marker prefix at the end: wait
+                break  # a marker prefix at the end: wait
             if opened:
                 at += opened
                 continue
             if char in PUNCTUATION:
-                tokens.append(Token(char, base + at, base + at + 1, char))
+                yield Token(char, base + at, base + at + 1, char)
                 at += 1
+                if self._jump >= 0:  # the caller took the container whole
+                    at, self._jump = self._jump, -1
             elif char == '"':
                 self._string = ['"']
                 self._token_start = base + at
@@ -162,12 +180,14 @@ class JsonTokens:
             else:
                 stop = self._scalar_end.search(buffer, at + 1)
                 if stop is None and not end:
-                    return at  # the scalar may go on
+                    break  # the scalar may go on
                 cut = size if stop is None else stop.start()
                 raw = buffer[at:cut]
-                tokens.append(Token(SCALAR, base + at, base + cut, raw, raw))
+                yield Token(SCALAR, base + at, base + cut, raw, raw)
                 at = cut
-        return at
+        self._buffer = ""
+        self._held = buffer[at:]
+        self._held_start = base + at
 
     def _delim_at(self, buffer: str, base: int, at: int, *, end: bool) -> int | None:
         """The length of the opener of a delimited string at ``at`` (0: none; ``None``:
@@ -183,7 +203,9 @@ class JsonTokens:
                 return None
         return 0
 
-    def _in_string(self, buffer: str, base: int, at: int, tokens: list[Token]) -> tuple[int, bool]:
+    def _in_string(self, buffer: str, base: int, at: int) -> tuple[int, Token | None]:
+        """Where the string the scan stands in ends, and its token (``None``: it goes
+        on past ``buffer``)."""
         parts = self._string
         assert parts is not None
         start = at
@@ -193,10 +215,9 @@ class JsonTokens:
             value, end = whole if whole is not None else (None, -1)
             if isinstance(value, str):
                 self._string = None
-                tokens.append(
-                    Token(STRING, self._token_start, base + end, buffer[at - 1 : end], value)
+                return end, Token(
+                    STRING, self._token_start, base + end, buffer[at - 1 : end], value
                 )
-                return end, True
         if self._escape:
             self._escape = False
             at += 1  # the escaped character
@@ -204,18 +225,15 @@ class JsonTokens:
         if end < 0:
             self._escape = end == -2
             parts.append(buffer[start:])
-            return len(buffer), False
+            return len(buffer), None
         parts.append(buffer[start:end])
         raw = "".join(parts)
         self._string = None
         value = None if self._skipped else _decode(raw)
         self._skipped = False
-        tokens.append(Token(STRING, self._token_start, base + end, raw, value))
-        return end, True
+        return end, Token(STRING, self._token_start, base + end, raw, value)
 
-    def _in_delim(
-        self, buffer: str, base: int, at: int, tokens: list[Token], *, end: bool
-    ) -> tuple[int, bool]:
+    def _in_delim(self, buffer: str, base: int, at: int, *, end: bool) -> tuple[int, Token | None]:
         pair = self._delim
         assert pair is not None
         opener, closer = pair
@@ -223,13 +241,12 @@ class JsonTokens:
         if stop < 0:
             keep = 0 if end else min(len(closer) - 1, len(buffer) - at)
             self._delim_parts.append(buffer[at : len(buffer) - keep])
-            return len(buffer) - keep, False
+            return len(buffer) - keep, None
         self._delim_parts.append(buffer[at:stop])
         value = "".join(self._delim_parts)
         stop += len(closer)
-        tokens.append(Token(STRING, self._token_start, base + stop, opener + value + closer, value))
         self._delim = None
-        return stop, True
+        return stop, Token(STRING, self._token_start, base + stop, opener + value + closer, value)
 
 
 def _decode(raw: str) -> str | None:

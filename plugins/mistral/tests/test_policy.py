@@ -207,6 +207,18 @@ def test_pre_v11_element_that_is_no_call_is_content() -> None:
     assert parsed.content == '{"tool": "x"}'
 
 
+def test_pre_v11_member_value_with_a_stray_quote_ends_at_its_objects_brace() -> None:
+    # The id lost its opening quote: an unreadable member (ignored), but the object still
+    # closes at its "}", so the next call and the text after the list are read as usual.
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "search", "arguments": {"query": "a"}, "id": abcDEF123"}, '
+        '{"name": "search", "arguments": {"query": "b"}}] Done.'
+    )
+    assert calls(parsed) == [("search", '{"query": "a"}'), ("search", '{"query": "b"}')]
+    assert parsed.content == "Done."
+    assert [(e.name, e.call_index) for e in parsed.events] == [(EventName.IGNORED_MEMBER, 0)]
+
+
 def test_pre_v11_element_that_is_not_an_object_is_content_at_once() -> None:
     # Found by the kit's fuzz: a list whose first element is broken and whose next one
     # is no object at all is content; the stream must not hold that element back (§4.6).

@@ -164,7 +164,7 @@ class MistralStream(CallStream):
         self._expect = _Expect.FIRST
         self._list_calls = 0  # calls committed from this list (or single object)
         self._last_element = False  # the last element was a complete call
-        self._element: list[str] = []  # a copy of the element's held text
+        self._element: list[str] = []  # a copy of the element's text the hooks saw
         self._element_literal = False
         self._decided = False
         self._extent: JsonValueScanner | _LiteralScanner | None = None  # the element's extent
@@ -567,11 +567,11 @@ class MistralStream(CallStream):
             if reader.state == "closed":
                 return self._element_complete(text, taken, start)
             if reader.state != "broken":
+                self._element.append(text)
                 self._element_fast_path(reader)
                 return len(text)
-            # It broke at its top level: the rest of the element is scanned from there.
-            self._extent = JsonValueScanner()
-            self._extent.feed("{")
+            if not self._broken_extent(text[:taken]):
+                return self._element_complete(text, taken, start)
         extent = self._extent
         assert extent is not None
         part, rest = extent.feed(text[taken:] if taken else text)
@@ -580,6 +580,17 @@ class MistralStream(CallStream):
             self.slow()
             return len(text)
         return self._element_complete(text, len(text) - len(rest), start)
+
+    def _broken_extent(self, text: str) -> bool:
+        """The object broke off after ``text``: the rest of the element runs to where its
+        brackets balance, counted from the element's start (a value the reader read as
+        a scalar may hold brackets and quotes). Returns ``False`` if they balanced
+        before the break: the element ends there."""
+        seen = "".join(self._element) + text
+        self._element = []
+        extent = self._extent = JsonValueScanner()
+        extent.feed(seen)
+        return not extent.done
 
     def _decide(self, text: str, start: int) -> bool:
         """Whether the element is a Python literal is decided by its first key's quote:
@@ -603,7 +614,6 @@ class MistralStream(CallStream):
             self._extent = JsonValueScanner()
         if held:
             if self._object is not None:
-                self._element = []
                 for _ in self._object.feed(held, start - len(held)):
                     pass
             elif self._extent is not None:
@@ -714,9 +724,8 @@ class MistralStream(CallStream):
             self._last_element = complete
             self.close_call()
             return
-        text = "".join(self._element)
         if self._element_literal and complete:
-            reading = _read_literal_call(text)
+            reading = _read_literal_call("".join(self._element))
             if reading.name is not None:
                 self.settle()
                 self._list_calls += 1

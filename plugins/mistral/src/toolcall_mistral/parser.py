@@ -571,6 +571,7 @@ class MistralStream(CallStream):
                 self._element_fast_path(reader)
                 return len(text)
             if not self._broken_extent(text[:taken]):
+                self._element_part("", start + taken)  # what the break recorded
                 return self._element_complete(text, taken, start)
         extent = self._extent
         assert extent is not None

@@ -207,6 +207,31 @@ def test_pre_v11_element_that_is_no_call_is_content() -> None:
     assert parsed.content == '{"tool": "x"}'
 
 
+def test_pre_v11_member_value_with_a_stray_quote_ends_at_its_objects_brace() -> None:
+    # The id lost its opening quote: an unreadable member (ignored), but the object still
+    # closes at its "}", so the next call and the text after the list are read as usual.
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "search", "arguments": {"query": "a"}, "id": abcDEF123"}, '
+        '{"name": "search", "arguments": {"query": "b"}}] Done.'
+    )
+    assert calls(parsed) == [("search", '{"query": "a"}'), ("search", '{"query": "b"}')]
+    assert parsed.content == "Done."
+    assert [(e.name, e.call_index) for e in parsed.events] == [(EventName.IGNORED_MEMBER, 0)]
+
+
+def test_pre_v11_element_broken_inside_its_brackets_ends_where_they_balance() -> None:
+    # The arguments lost their opening brace's place: the object breaks off, and the rest
+    # of the element runs to where its brackets balance; the next call is read as usual.
+    parsed = parse(
+        '[TOOL_CALLS] [{"name": "get_time", "arguments": 1{"timezone": "UTC"}}, '
+        '{"name": "search", "arguments": {"query": "q"}}] Done.'
+    )
+    assert [call.name for call in parsed.tool_calls] == ["get_time", "search"]
+    assert parsed.tool_calls[1].arguments == '{"query": "q"}'
+    assert (parsed.content or "").endswith("Done.")
+    assert [(e.name, e.call_index) for e in parsed.events] == [(EventName.MALFORMED_ARGUMENTS, 0)]
+
+
 def test_pre_v11_element_that_is_not_an_object_is_content_at_once() -> None:
     # Found by the kit's fuzz: a list whose first element is broken and whose next one
     # is no object at all is content; the stream must not hold that element back (§4.6).

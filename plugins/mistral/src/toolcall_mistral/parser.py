@@ -164,8 +164,9 @@ class MistralStream(CallStream):
         self._expect = _Expect.FIRST
         self._list_calls = 0  # calls committed from this list (or single object)
         self._last_element = False  # the last element was a complete call
-        self._element: list[str] = []  # a copy of the element's held text
+        self._element: list[str] = []  # a copy of the element's text the hooks saw
         self._element_literal = False
+        self._decided = False
         self._extent: JsonValueScanner | _LiteralScanner | None = None  # the element's extent
         self._object: _Object | None = None  # its members, when it is a JSON object
         self.fast_content(_MARKER_START)
@@ -240,6 +241,9 @@ class MistralStream(CallStream):
             scanner = self._literal if self._held_kind == "literal" else self._json
             return scanner is not None and scanner.in_string
         if state is _State.ELEMENT:
+            reader = self._object
+            if reader is not None and self._decided and not reader.broken:
+                return reader.in_string
             return self._extent is not None and self._extent.in_string
         return False
 
@@ -543,64 +547,103 @@ class MistralStream(CallStream):
         self._state = _State.ELEMENT
         self._element = []
         self._element_literal = False
-        self._extent = None  # chosen once the first key's quote is known
+        self._decided = False  # whether the first key's quote is known
+        self._extent = None
         self._object = _Object(recover=self.recover) if text.startswith("{") else None
 
     def _element_text(self, text: str, start: int) -> int:
         """Text of an element; returns how much of ``text`` it took (all of it, unless
-        the element ends in a list)."""
-        extent = self._extent
-        if extent is None:
-            seen = "".join(self._element) + text
-            decided = self._object is None or not self.recover
-            if not decided:
-                second = _NOT_WHITESPACE.search(seen, 1)
-                decided = second is not None
-                self._element_literal = second is not None and seen[second.start()] == "'"
-            if not decided:
-                self.hold(text, start)
-                self._element.append(text)
-                return len(text)
-            if self._element_literal:
-                self._object = None  # a Python literal is read whole, when it closes
-            literal = self._element_literal
-            extent = self._extent = _LiteralScanner() if literal else JsonValueScanner()
-            held = "".join(self._element)  # "{" and whitespace, already held
-            if held:
-                extent.feed(held)
-                if self._object is not None:
-                    self._element = []
-                    for _ in self._object.feed(held, start - len(held)):
-                        pass
-        part, rest = extent.feed(text)
-        self._element_part(part, start)
-        if not extent.done:
-            self._element_fast_path(extent)
+        the element ends in a list). A JSON object is read by its reader alone, which
+        knows where it closes; an element it cannot read (no object, a Python literal,
+        an object that broke off) is scanned for its extent."""
+        if not self._decided and not self._decide(text, start):
             return len(text)
+        reader = self._object
+        taken = 0
+        if reader is not None and not reader.broken:
+            for piece, at, kind in reader.feed(text, start):
+                self._object_piece(reader, piece, at, kind)
+                taken = at + len(piece) - start
+            if reader.state == "closed":
+                return self._element_complete(text, taken, start)
+            if reader.state != "broken":
+                self._element.append(text)
+                self._element_fast_path(reader)
+                return len(text)
+            if not self._broken_extent(text[:taken]):
+                self._element_part("", start + taken)  # what the break recorded
+                return self._element_complete(text, taken, start)
+        extent = self._extent
+        assert extent is not None
+        part, rest = extent.feed(text[taken:] if taken else text)
+        self._element_part(part, start + taken)
+        if not extent.done:
+            self.slow()
+            return len(text)
+        return self._element_complete(text, len(text) - len(rest), start)
+
+    def _broken_extent(self, text: str) -> bool:
+        """The object broke off after ``text``: the rest of the element runs to where its
+        brackets balance, counted from the element's start (a value the reader read as
+        a scalar may hold brackets and quotes). Returns ``False`` if they balanced
+        before the break: the element ends there."""
+        seen = "".join(self._element) + text
+        self._element = []
+        extent = self._extent = JsonValueScanner()
+        extent.feed(seen)
+        return not extent.done
+
+    def _decide(self, text: str, start: int) -> bool:
+        """Whether the element is a Python literal is decided by its first key's quote:
+        until that shows, its text is held. Returns whether it is decided."""
+        seen = "".join(self._element) + text
+        decided = self._object is None or not self.recover
+        if not decided:
+            second = _NOT_WHITESPACE.search(seen, 1)
+            decided = second is not None
+            self._element_literal = second is not None and seen[second.start()] == "'"
+        if not decided:
+            self.hold(text, start)
+            self._element.append(text)
+            return False
+        self._decided = True
+        held = "".join(self._element)  # "{" and whitespace, already held
+        if self._element_literal:
+            self._object = None  # a Python literal is read whole, when it closes
+            self._extent = _LiteralScanner()
+        elif self._object is None:
+            self._extent = JsonValueScanner()
+        if held:
+            if self._object is not None:
+                for _ in self._object.feed(held, start - len(held)):
+                    pass
+            elif self._extent is not None:
+                self._extent.feed(held)
+        return True
+
+    def _element_complete(self, text: str, end: int, start: int) -> int:
+        """The element ended at offset ``end`` of ``text``: the list goes on after it,
+        or the single object's output is content from there."""
         self._element_end(complete=True, cut=False)
         if self._in_list:
             self._state = _State.LIST
             self._expect = _Expect.AFTER
-            return len(text) - len(rest)
+            return end
         self._list_end(closed=True)
         self._state = _State.CONTENT
         self.fast_content(_MARKER_START)
-        self.content(rest, start + len(text) - len(rest))
+        self.content(text[end:], start + end)
         return len(text)
 
-    def _element_fast_path(self, extent: JsonValueScanner | _LiteralScanner) -> None:
-        """Inside a committed call's argument string that both scans read as plain text,
-        a delta without a stop is argument text: it would leave both where they stand."""
-        reader = self._object
+    def _element_fast_path(self, reader: _Object) -> None:
+        """Inside a committed call's argument string that the scan reads as plain text,
+        a delta without a stop is argument text: it would leave the scan where it stands."""
         if (
-            reader is not None
-            and reader.committed
+            reader.committed
             and not reader.held_string
             and reader.state == "value"
             and reader.kind == "arguments"
             and reader.scanner.plain_string
-            and isinstance(extent, JsonValueScanner)
-            and extent.plain_string
             and self.arguments_open
         ):
             self.fast_string()
@@ -608,7 +651,7 @@ class MistralStream(CallStream):
             self.slow()
 
     def _element_part(self, part: str, start: int) -> None:
-        """Element text: read member by member when it is a JSON object, else held."""
+        """Element text found by the extent scan: a broken object's rest, or held."""
         reader = self._object
         if reader is None:
             if not self._element_literal:
@@ -620,8 +663,7 @@ class MistralStream(CallStream):
             self.hold(part, start)
             self._element.append(part)
             return
-        for piece, at, kind in reader.feed(part, start):
-            self._object_piece(reader, piece, at, kind)
+        self._object_piece(reader, part, start, "broken")
 
     def _object_piece(self, reader: _Object, piece: str, at: int, kind: str) -> None:
         """One piece of a call object: structure, a member's value, or broken text."""
@@ -683,9 +725,8 @@ class MistralStream(CallStream):
             self._last_element = complete
             self.close_call()
             return
-        text = "".join(self._element)
         if self._element_literal and complete:
-            reading = _read_literal_call(text)
+            reading = _read_literal_call("".join(self._element))
             if reading.name is not None:
                 self.settle()
                 self._list_calls += 1
@@ -755,9 +796,10 @@ class _Object:
 
     :meth:`feed` yields the object's text in pieces ``(text, offset, kind)``, each after
     its effect on the reading: ``"name"`` (the name string; :attr:`name` is set once it
-    closes), ``"arguments"`` (the arguments value, the model's own text), ``"structure"``
-    (keys, punctuation, whitespace, other values) and ``"broken"`` (text after the
-    object stopped being readable).
+    closes), ``"arguments"`` (the arguments value, the model's own text) and
+    ``"structure"`` (keys, punctuation, whitespace, other values). It stops at the
+    object's ``}`` and where the object stops being readable (:attr:`broken`): the
+    text from there is the caller's.
     """
 
     def __init__(self, *, recover: bool) -> None:
@@ -781,6 +823,11 @@ class _Object:
     def arguments_text(self) -> str:
         return "".join(self._arguments)
 
+    @property
+    def in_string(self) -> bool:
+        """Whether the reader stands inside a string (where markers are text)."""
+        return self.state in ("key_string", "value") and self.scanner.in_string
+
     def take_events(self) -> list[tuple[str, str]]:
         events, self._events = self._events, []
         return events
@@ -790,8 +837,7 @@ class _Object:
         while pos < size:
             state = self.state
             if state in {"broken", "closed"}:
-                yield text[pos:], start + pos, "broken" if state == "broken" else "structure"
-                return
+                return  # the element's own scan goes on from here
             if state in ("key_string", "value"):
                 part, rest = self.scanner.feed(text[pos:])
                 end = size - len(rest)

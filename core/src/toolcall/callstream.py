@@ -62,6 +62,7 @@ from toolcall.scanning import (
     Markers,
     MarkerScanner,
     Text,
+    TextParts,
     json_object_problem,
     string_body_stop,
 )
@@ -256,7 +257,7 @@ class CallStream(abc.ABC):
         self.__calls = 0
         self.__index = -1
         self.__args_open = False
-        self.__args: list[str] = []
+        self.__args = TextParts()
         # The open call's argument text and its value, when one piece that a JSON scanner
         # decoded whole is all of it (close_call need not decode it again).
         self.__decoded: tuple[str, object] | None = None
@@ -337,7 +338,11 @@ class CallStream(abc.ABC):
                 spans[-1][1] = end
             else:
                 spans.append([start, end])
-            self.__args.append(written)
+            args = self.__args
+            parts = args.parts
+            parts.append(written)
+            if len(parts) >= args.limit:
+                args.pack()
             return [Delta("", (ToolCallDelta(self.__index, None, None, written),))]
         except Exception as error:
             kept, self.__carry = self.__carry, ""  # what was kept back failed with it
@@ -461,7 +466,7 @@ class CallStream(abc.ABC):
         self.__calls = index + 1
         self.__index = index
         self.__args_open = True
-        self.__args = [arguments] if arguments else []
+        self.__args = TextParts(arguments)
         self.__decoded = None
         self.__call_events = set()
         self.__armed = self.__fast = None
@@ -484,16 +489,15 @@ class CallStream(abc.ABC):
         if not self.__args_open:
             msg = "arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
+        parts = self.__args.parts
         self.__args.append(text)
-        if value is not UNDECODED and len(self.__args) == 1:
+        if value is not UNDECODED and len(parts) == 1:
             self.__decoded = (text, value)
         self.__out.pieces.append((self.__index, None, None, text))
 
     def arguments_text(self) -> str:
         """The open call's argument text so far."""
-        text = "".join(self.__args)
-        self.__args = [text] if text else []
-        return text
+        return self.__args.text()
 
     def end_arguments(self) -> None:
         """The open call gets no more argument text: content deferred while its
@@ -518,7 +522,7 @@ class CallStream(abc.ABC):
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            args, decoded = self.__args, self.__decoded
+            args, decoded = self.__args.parts, self.__decoded
             # The same text (not merely equal): nothing was appended to it since.
             if (
                 value is UNDECODED
@@ -531,7 +535,7 @@ class CallStream(abc.ABC):
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1
-        self.__args = []
+        self.__args = TextParts()
         self.__decoded = None
 
     def event(
@@ -850,7 +854,7 @@ class CallStream(abc.ABC):
             if self.__index >= 0:
                 self.end_arguments()
                 self.__index = -1
-                self.__args = []
+                self.__args = TextParts()
             self.event(EventName.INTERNAL_ERROR, name, None)
             self.release()
             limbo, self.__limbo = self.__limbo, []

@@ -50,6 +50,7 @@ from __future__ import annotations
 import abc
 import logging
 import re
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
@@ -246,7 +247,9 @@ class CallStream(abc.ABC):
         self.ending = False
         self.__out = _Output()
         self.__events: list[Event] = []
-        self.__spans: list[list[int]] = []
+        #: Framing: each span's start and end in turn (an array: a call's few spans
+        #: as Python lists and ints took more bytes than the call's text).
+        self.__spans = array("q")
         self.__gate = ContentGate()
         self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
         self.__pending: list[tuple[str, int]] = []
@@ -290,9 +293,9 @@ class CallStream(abc.ABC):
 
     @property
     def framing(self) -> tuple[Span, ...]:
-        spans = sorted(self.__spans)
+        spans = self.__spans
         merged: list[list[int]] = []
-        for start, end in spans:
+        for start, end in sorted(zip(spans[::2], spans[1::2], strict=True)):
             if merged and start <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
@@ -334,10 +337,10 @@ class CallStream(abc.ABC):
             written = text if self.__escape is None else self.__escape(text)
             end = self.__accounted = start + len(text)
             spans = self.__spans
-            if spans and spans[-1][1] == start:
-                spans[-1][1] = end
+            if spans and spans[-1] == start:
+                spans[-1] = end
             else:
-                spans.append([start, end])
+                spans.extend((start, end))
             args = self.__args
             parts = args.parts
             parts.append(written)
@@ -892,10 +895,10 @@ class CallStream(abc.ABC):
         if end <= start:
             return
         spans = self.__spans
-        if spans and spans[-1][1] == start:
-            spans[-1][1] = end
+        if spans and spans[-1] == start:
+            spans[-1] = end
         else:
-            spans.append([start, end])
+            spans.extend((start, end))
 
     def __hold_gate_span(self, start: int, end: int) -> None:
         spans = self.__gate_spans

@@ -247,8 +247,10 @@ class CallStream(abc.ABC):
         self.ending = False
         self.__out = _Output()
         self.__events: list[Event] = []
-        #: Framing: each span's start and end in turn (an array: a call's few spans
-        #: as Python lists and ints took more bytes than the call's text).
+        #: Framing: the span that grows, and the ones before it, each one's start and
+        #: end in turn (an array: a call's few spans as Python lists and ints took more
+        #: bytes than the call's text).
+        self.__span_start = self.__span_end = -1
         self.__spans = array("q")
         self.__gate = ContentGate()
         self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
@@ -293,9 +295,11 @@ class CallStream(abc.ABC):
 
     @property
     def framing(self) -> tuple[Span, ...]:
-        spans = self.__spans
+        spans = list(zip(self.__spans[::2], self.__spans[1::2], strict=True))
+        if self.__span_end >= 0:
+            spans.append((self.__span_start, self.__span_end))
         merged: list[list[int]] = []
-        for start, end in sorted(zip(spans[::2], spans[1::2], strict=True)):
+        for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
@@ -336,11 +340,11 @@ class CallStream(abc.ABC):
             # the text is still undecided, and content.
             written = text if self.__escape is None else self.__escape(text)
             end = self.__accounted = start + len(text)
-            spans = self.__spans
-            if spans and spans[-1] == start:
-                spans[-1] = end
+            # __add_span and TextParts.append, inline: a call each per token costs more.
+            if self.__span_end == start:
+                self.__span_end = end
             else:
-                spans.extend((start, end))
+                self.__add_span(start, end)
             args = self.__args
             parts = args.parts
             parts.append(written)
@@ -492,8 +496,11 @@ class CallStream(abc.ABC):
         if not self.__args_open:
             msg = "arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        parts = self.__args.parts
-        self.__args.append(text)
+        args = self.__args
+        parts = args.parts
+        parts.append(text)
+        if len(parts) >= args.limit:
+            args.pack()
         if value is not UNDECODED and len(parts) == 1:
             self.__decoded = (text, value)
         self.__out.pieces.append((self.__index, None, None, text))
@@ -894,11 +901,12 @@ class CallStream(abc.ABC):
         sorted (once) when read."""
         if end <= start:
             return
-        spans = self.__spans
-        if spans and spans[-1] == start:
-            spans[-1] = end
-        else:
-            spans.extend((start, end))
+        if self.__span_end == start:
+            self.__span_end = end
+            return
+        if self.__span_end >= 0:
+            self.__spans.extend((self.__span_start, self.__span_end))
+        self.__span_start, self.__span_end = start, end
 
     def __hold_gate_span(self, start: int, end: int) -> None:
         spans = self.__gate_spans

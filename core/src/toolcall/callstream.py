@@ -50,6 +50,7 @@ from __future__ import annotations
 import abc
 import logging
 import re
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Final, Protocol
 
@@ -62,6 +63,7 @@ from toolcall.scanning import (
     Markers,
     MarkerScanner,
     Text,
+    TextParts,
     json_object_problem,
     string_body_stop,
 )
@@ -247,7 +249,11 @@ class CallStream(abc.ABC):
         self.ending = False
         self.__out = _Output()
         self.__events: list[Event] = []
-        self.__spans: list[list[int]] = []
+        #: Framing: the span that grows, and the ones before it, each one's start and
+        #: end in turn (an array: a call's few spans as Python lists and ints took more
+        #: bytes than the call's text).
+        self.__span_start = self.__span_end = -1
+        self.__spans = array("q")
         self.__gate = ContentGate()
         self.__gate_spans: list[list[int]] = []  # whitespace the gate holds back
         self.__pending: list[tuple[str, int]] = []
@@ -258,7 +264,7 @@ class CallStream(abc.ABC):
         self.__calls = 0
         self.__index = -1
         self.__args_open = False
-        self.__args: list[str] = []
+        self.__args = TextParts()
         # The open call's argument text and its value, when one piece that a JSON scanner
         # decoded whole is all of it (close_call need not decode it again).
         self.__decoded: tuple[str, object] | None = None
@@ -291,9 +297,11 @@ class CallStream(abc.ABC):
 
     @property
     def framing(self) -> tuple[Span, ...]:
-        spans = sorted(self.__spans)
+        spans = list(zip(self.__spans[::2], self.__spans[1::2], strict=True))
+        if self.__span_end >= 0:
+            spans.append((self.__span_start, self.__span_end))
         merged: list[list[int]] = []
-        for start, end in spans:
+        for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], end)
             else:
@@ -334,12 +342,16 @@ class CallStream(abc.ABC):
             # the text is still undecided, and content.
             written = text if self.__escape is None else self.__escape(text)
             end = self.__accounted = start + len(text)
-            spans = self.__spans
-            if spans and spans[-1][1] == start:
-                spans[-1][1] = end
+            # __add_span and TextParts.append, inline: a call each per token costs more.
+            if self.__span_end == start:
+                self.__span_end = end
             else:
-                spans.append([start, end])
-            self.__args.append(written)
+                self.__add_span(start, end)
+            args = self.__args
+            parts = args.parts
+            parts.append(written)
+            if len(parts) >= args.limit:
+                args.pack()
             return [Delta("", (ToolCallDelta(self.__index, None, None, written),))]
         except Exception as error:
             kept, self.__carry = self.__carry, ""  # what was kept back failed with it
@@ -463,7 +475,7 @@ class CallStream(abc.ABC):
         self.__calls = index + 1
         self.__index = index
         self.__args_open = True
-        self.__args = [arguments] if arguments else []
+        self.__args = TextParts(arguments)
         self.__decoded = None
         self.__call_events = set()
         self.__armed = self.__fast = None
@@ -486,16 +498,18 @@ class CallStream(abc.ABC):
         if not self.__args_open:
             msg = "arguments() with no call whose arguments are open"
             raise RuntimeError(msg)
-        self.__args.append(text)
-        if value is not UNDECODED and len(self.__args) == 1:
+        args = self.__args
+        parts = args.parts
+        parts.append(text)
+        if len(parts) >= args.limit:
+            args.pack()
+        if value is not UNDECODED and len(parts) == 1:
             self.__decoded = (text, value)
         self.__out.pieces.append((self.__index, None, None, text))
 
     def arguments_text(self) -> str:
         """The open call's argument text so far."""
-        text = "".join(self.__args)
-        self.__args = [text] if text else []
-        return text
+        return self.__args.text()
 
     def end_arguments(self) -> None:
         """The open call gets no more argument text: content deferred while its
@@ -520,7 +534,7 @@ class CallStream(abc.ABC):
             return
         self.end_arguments()
         if check and not self.__call_events & _EXCUSED:
-            args, decoded = self.__args, self.__decoded
+            args, decoded = self.__args.parts, self.__decoded
             # The same text (not merely equal): nothing was appended to it since.
             if (
                 value is UNDECODED
@@ -533,7 +547,7 @@ class CallStream(abc.ABC):
             if problem is not None:
                 self.event(EventName.MALFORMED_ARGUMENTS, f"the arguments are {problem}")
         self.__index = -1
-        self.__args = []
+        self.__args = TextParts()
         self.__decoded = None
 
     def event(
@@ -852,7 +866,7 @@ class CallStream(abc.ABC):
             if self.__index >= 0:
                 self.end_arguments()
                 self.__index = -1
-                self.__args = []
+                self.__args = TextParts()
             self.event(EventName.INTERNAL_ERROR, name, None)
             self.release()
             limbo, self.__limbo = self.__limbo, []
@@ -889,11 +903,12 @@ class CallStream(abc.ABC):
         sorted (once) when read."""
         if end <= start:
             return
-        spans = self.__spans
-        if spans and spans[-1][1] == start:
-            spans[-1][1] = end
-        else:
-            spans.append([start, end])
+        if self.__span_end == start:
+            self.__span_end = end
+            return
+        if self.__span_end >= 0:
+            self.__spans.extend((self.__span_start, self.__span_end))
+        self.__span_start, self.__span_end = start, end
 
     def __hold_gate_span(self, start: int, end: int) -> None:
         spans = self.__gate_spans

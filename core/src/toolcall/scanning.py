@@ -12,7 +12,9 @@ marker), never to the text seen so far:
   marker met outside a string;
 * :class:`JsonEmitter` writes the canonical ``json.dumps(..., ensure_ascii=False)``
   text of an object piece by piece, for formats whose arguments are not JSON;
-* :class:`ContentGate` applies the content whitespace policy shared by all families.
+* :class:`ContentGate` applies the content whitespace policy shared by all families;
+* :class:`TextParts` keeps text that arrives in small parts (a call's arguments, a
+  held whitespace run) in about as many bytes as it has characters.
 """
 
 from __future__ import annotations
@@ -44,9 +46,12 @@ UNDECODED: Final = _Undecoded()
 #: A container at least this long, met whole in one chunk, is decoded by the json
 #: module (its C decoder finds the end faster than any scan written here).
 DECODE_AT: Final = 4096
+#: A :class:`TextParts` joins its parts into one chunk every this many parts.
+JOIN_EVERY: Final = 1024
 
 __all__ = [
     "DECODE_AT",
+    "JOIN_EVERY",
     "UNDECODED",
     "ContentGate",
     "Found",
@@ -56,12 +61,60 @@ __all__ = [
     "MarkerScanner",
     "Markers",
     "Text",
+    "TextParts",
     "decode_container",
     "decode_whole",
     "json_object_problem",
     "json_string_end",
     "string_body_stop",
 ]
+
+
+class TextParts:
+    """Text that arrives in parts (a delta's worth each) and is wanted whole later.
+
+    A str object and a list slot per part cost about 65 bytes for a part of 8
+    characters; kept until the text ends (a call's arguments, megabytes long), they
+    fault in fresh memory for every byte parsed. So every :data:`JOIN_EVERY` parts
+    are joined into one chunk: only the parts since the last join, never the text so
+    far (that would cost quadratic time). ``parts`` is then the chunks followed by at
+    most ``JOIN_EVERY`` parts; ``"".join(parts)`` is the text.
+    """
+
+    __slots__ = ("limit", "parts")
+
+    def __init__(self, text: str = "") -> None:
+        self.parts: list[str] = [text] if text else []
+        #: The length of ``parts`` at which they are joined: a hot path appends to
+        #: ``parts`` itself and calls :meth:`pack` when it reaches this.
+        self.limit = JOIN_EVERY
+
+    def append(self, text: str) -> None:
+        parts = self.parts
+        parts.append(text)
+        if len(parts) >= self.limit:
+            self.pack()
+
+    def pack(self) -> None:
+        """Join the parts since the last join into one chunk."""
+        parts = self.parts
+        chunks = self.limit - JOIN_EVERY
+        parts[chunks:] = ["".join(parts[chunks:])]
+        self.limit = chunks + 1 + JOIN_EVERY
+
+    def text(self) -> str:
+        """The text so far, joined (and kept as one part from now on)."""
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0]
+        text = "".join(parts)
+        self.parts = [text] if text else []
+        self.limit = len(self.parts) + JOIN_EVERY  # the text is a chunk: not joined again
+        return text
+
+    def clear(self) -> None:
+        self.parts = []
+        self.limit = JOIN_EVERY
 
 
 @dataclass(frozen=True)
@@ -268,8 +321,8 @@ class JsonValueScanner:
         self._hold_whitespace = hold_whitespace or stop is not None
         # What may not belong to the value yet: whitespace (``_held_blank``), or a
         # possible stop-marker prefix and the whitespace before it. Kept in parts so
-        # that a long whitespace run costs linear time.
-        self._held: list[str] = []
+        # that a long whitespace run costs linear time and memory; ``None``: nothing held.
+        self._held: TextParts | None = None
         self._held_blank = False
         self.started = False
         self.done = False
@@ -309,12 +362,13 @@ class JsonValueScanner:
     def feed(self, text: str) -> tuple[str, str]:
         if self.done:
             return "", text
-        if self._held:
+        held = self._held
+        if held is not None:
             if self._held_blank and _NOT_WHITESPACE.search(text) is None:
-                self._held.append(text)
+                held.append(text)
                 return "", ""
-            buffer = "".join(self._held) + text
-            self._held = []
+            buffer = held.text() + text
+            self._held = None
         else:
             buffer = text
         pos = 0
@@ -355,8 +409,8 @@ class JsonValueScanner:
 
     def finish(self) -> str:
         """The output ended: release a held stop-marker prefix as value text."""
-        held = "".join(self._held)
-        self._held = []
+        held = "" if self._held is None else self._held.text()
+        self._held = None
         if self._scalar and self.started:
             self.done = True
         return held
@@ -404,7 +458,7 @@ class JsonValueScanner:
         return buffer[start:cut], ""
 
     def _hold(self, text: str) -> None:
-        self._held = [text] if text else []
+        self._held = TextParts(text) if text else None
         self._held_blank = _NOT_WHITESPACE.search(text) is None
 
     def _advance(self, buffer: str, pos: int) -> int | None:
@@ -690,13 +744,13 @@ class ContentGate:
     __slots__ = ("_held", "_released")
 
     def __init__(self) -> None:
-        self._held: list[str] = []  # a whitespace run, in parts (linear in its length)
+        self._held: TextParts | None = None  # a whitespace run (None: nothing held)
         self._released = False
 
     @property
     def holding(self) -> bool:
         """Whether a whitespace run is held back."""
-        return bool(self._held)
+        return self._held is not None
 
     @property
     def released(self) -> bool:
@@ -708,21 +762,25 @@ class ContentGate:
         stripped = text.rstrip(_WHITESPACE)
         if not stripped:
             if text:
-                self._held.append(text)
+                held = self._held
+                if held is None:
+                    self._held = TextParts(text)
+                else:
+                    held.append(text)
             return ""
         if self._released:
-            out = "".join(self._held) + stripped if self._held else stripped
+            out = stripped if self._held is None else self._held.text() + stripped
         else:
             out = stripped.lstrip(_WHITESPACE)
         trail = text[len(stripped) :]
-        self._held = [trail] if trail else []
+        self._held = TextParts(trail) if trail else None
         self._released = self._released or bool(out)
         return out
 
     def boundary(self) -> None:
         """A call starts here: held whitespace was framing."""
-        self._held = []
+        self._held = None
 
     def finish(self) -> None:
         """The output ended: held trailing whitespace was framing."""
-        self._held = []
+        self._held = None

@@ -981,3 +981,106 @@ def test_a_plain_long_string_hands_its_value() -> None:
     stream.feed(f'[run(code="{_LONG_TEXT}", n=2)]')
     stream.finish()
     assert stream.handed == [({"code": _LONG_TEXT.replace("\\n", "\n"), "n": 2},) * 2]
+
+
+# -- long single-quoted strings read whole ---------------------------------------------
+#
+# The one-shot parse reads a long one-line ' string (Python's own repr of code) by
+# rewriting its quotes for JSON and handing it to JSON's string scanner; text with an
+# escape JSON does not write as Python does falls back to the run. Expected values are
+# Python's reading of the literal, whatever path the reader takes.
+
+#: Code as ``repr`` writes it: \' and \\ and \n escapes, bare " quotes.
+_CODE = repr('def f(x):\n    return "a" + \'b\' + "\\\\" + x  # it\'s "code"\n' * 8)[1:-1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _CODE,
+        _CODE + "\\t\\r\\b\\f" + _CODE,
+        _CODE + "\\\\",  # the closing quote after an escaped backslash
+        "\\\\\\'" + _CODE + "\\\\\\\\\\'",  # odd and even runs before quotes
+        _CODE + '\\"' + _CODE,  # \" means " in Python: escaped twice by the rewrite
+        _CODE + '\\\\"' + _CODE,  # an escaped backslash, then a bare "
+        _CODE + "\\x41\\101\\0" + _CODE,  # escapes JSON does not know
+        _CODE + "\\u00e9\\U0001F600" + _CODE,  # \u: JSON's canonical text differs
+        _CODE + "\\/" + _CODE,  # \/ is JSON's escape, Python keeps the backslash
+        _CODE + "\\N{BULLET}\\a\\v\\d" + _CODE,
+        _CODE + "\\\n" + _CODE,  # a line continuation
+        _CODE + "\t" + _CODE,  # a raw tab (Python reads it, JSON does not)
+        "\u00e9\U0001f600 " + _CODE,
+    ],
+)
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_long_single_quoted_string_reads_as_python_reads_it(body: str, nested: bool) -> None:
+    source = f"'{body}'"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # \d keeps its backslash, as Python does
+        value = ast.literal_eval(source)
+    argument = f"[{source}]" if nested else source
+    text = f"[f(s={argument}, n=1), g(t='{_CODE}')]"
+    expected = json.dumps({"s": [value] if nested else value, "n": 1}, ensure_ascii=False)
+    parsed = make().parse(text)
+    assert calls(parsed) == [
+        ("f", expected),
+        ("g", json.dumps({"t": ast.literal_eval(f"'{_CODE}'")}, ensure_ascii=False)),
+    ]
+    assert parsed.events == ()
+    assert parsed.content is None
+    assert check_splits(make(), text, random_splits(text, 4, len(body))) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "event"),
+    [
+        # A raw line break stops neither the recovery nor the text after it.
+        (f"[f(a='{_CODE}\n{_CODE}')]", EventName.CONTROL_CHARACTER),
+        # A quote followed by a word is text of the string (its own kind, nested).
+        (f"[f(a='{_CODE}'word' {_CODE}')]", EventName.NESTED_QUOTE),
+    ],
+)
+def test_a_long_single_quoted_string_with_a_recovery(text: str, event: str) -> None:
+    body = text[len("[f(a='") : -len("')]")]
+    expected = body.replace("\n", "\\n").replace("'word'", "\\'word\\'")
+    parsed = make().parse(text)
+    assert calls(parsed) == [("f", json.dumps({"a": ast.literal_eval(f"'{expected}'")}))]
+    assert names(parsed) == {event}
+    assert check_splits(make(), text, random_splits(text, 4, 5)) == []
+    strict = make(strict=True).parse(text)
+    assert EventName.MALFORMED_ARGUMENTS in names(strict)
+
+
+def test_a_long_single_quoted_string_never_closed_is_truncated() -> None:
+    text = f"[f(a='{_CODE}"
+    parsed = make().parse(text)
+    assert calls(parsed) == [("f", '{"a": ' + json.dumps(ast.literal_eval(f"'{_CODE}'"))[:-1])]
+    assert names(parsed) == {EventName.TRUNCATED}
+
+
+def test_a_plain_long_single_quoted_string_hands_its_value() -> None:
+    stream = _HandingStream(_HandingParser(ParserContext()))
+    stream.feed(f"[run(code='{_CODE}', n=2)]")
+    stream.finish()
+    expected = {"code": ast.literal_eval(f"'{_CODE}'"), "n": 2}
+    assert stream.handed == [(expected, expected)]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _CODE,
+        _CODE + '\\"' + _CODE,
+        _CODE + "\\/\\u00e9" + _CODE,
+        _CODE + "'a' " + _CODE,
+        _CODE + "' '" + _CODE,  # implicitly joined
+    ],
+)
+def test_a_long_single_quoted_value_handed_to_close_call_is_the_strict_decode(
+    body: str,
+) -> None:
+    stream = _HandingStream(_HandingParser(ParserContext()))
+    stream.feed(f"[run(code='{body}', k=1)]")
+    stream.finish()
+    for value, decoded in stream.handed:
+        assert value == decoded

@@ -145,6 +145,9 @@ class Markers:
         self.markers: tuple[str, ...] = tuple(unique)
         self.longest = len(unique[0])
         self._pattern = regex.compile("|".join(regex.escape(m) for m in unique))
+        #: The same alternation for ``re``, which finds a complete marker in a long text
+        #: many times faster than ``regex`` does with partial matching.
+        self._whole = re.compile("|".join(re.escape(m) for m in unique))
         #: Matches a character that some marker starts with: text without one holds
         #: no marker and no marker prefix. (``re``: a character class needs no partial
         #: matching, and ``re`` searches a short text in a third of ``regex``'s time.)
@@ -157,17 +160,9 @@ class Markers:
         stop = len(buffer) if end is None else end
         # ``regex`` prefers the leftmost complete match to any partial one, and a
         # partial match only reaches the end from within a marker's length of it.
-        # ``str.find`` skips through a long text where a search looks at every
-        # character; a marker found bounds where the others are looked for, and the
-        # longest comes first, as in the alternation.
-        first = -1
-        marker = ""
-        for candidate in self.markers:
-            at = buffer.find(candidate, pos, stop if first < 0 else first + len(candidate) - 1)
-            if at >= 0:
-                first, marker = at, candidate
-        if first >= 0:
-            return Found(first, first + len(marker), marker)
+        whole = self._whole.search(buffer, pos, stop)
+        if whole is not None:
+            return Found(whole.start(), whole.end(), whole.group())
         tail = max(pos, stop - self.longest + 1)
         match = self._pattern.search(buffer, tail, stop, partial=True)
         if match is None:

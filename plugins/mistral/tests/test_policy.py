@@ -207,6 +207,35 @@ def test_pre_v11_element_that_is_no_call_is_content() -> None:
     assert parsed.content == '{"tool": "x"}'
 
 
+@pytest.mark.parametrize(
+    ("text", "content", "other_events"),
+    [
+        # An element that is no call, with a marker inside one of its strings.
+        (
+            '[TOOL_CALLS] [{"name": "get_time", "arguments": {}}, {"id": "a[TOOL_CALLS]b"}]',
+            '{"id": "a[TOOL_CALLS]b"}',
+            [],
+        ),
+        # A call object that breaks off (no comma after the name): its rest is content.
+        (
+            '[TOOL_CALLS] [{"name": "get_time" "arguments": {"q": "a[ARGS]b"}}]',
+            '"arguments": {"q": "a[ARGS]b"}}',
+            [EventName.MALFORMED_ARGUMENTS],
+        ),
+    ],
+)
+def test_pre_v11_a_marker_in_element_text_that_becomes_content_is_unparsed_markup(
+    text: str, content: str, other_events: list[str]
+) -> None:
+    # DESIGN §6: markup released as content is recorded; the contract checker in parse()
+    # holds every split to it (content with a marker needs an unparsed-markup event).
+    parsed = parse(text)
+    assert [call.name for call in parsed.tool_calls] == ["get_time"]
+    assert parsed.content == content
+    names = [e.name for e in parsed.events]
+    assert sorted(names) == sorted([*other_events, EventName.UNPARSED_MARKUP])
+
+
 def test_pre_v11_member_value_with_a_stray_quote_ends_at_its_objects_brace() -> None:
     # The id lost its opening quote: an unreadable member (ignored), but the object still
     # closes at its "}", so the next call and the text after the list are read as usual.

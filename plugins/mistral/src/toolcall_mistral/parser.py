@@ -166,6 +166,8 @@ class MistralStream(CallStream):
         self._last_element = False  # the last element was a complete call
         self._element: list[str] = []  # a copy of the element's text the hooks saw
         self._element_literal = False
+        #: A marker in the element's text (read inside a string) was recorded as markup.
+        self._element_markup = False
         self._decided = False
         self._extent: JsonValueScanner | _LiteralScanner | None = None  # the element's extent
         self._object: _Object | None = None  # its members, when it is a JSON object
@@ -547,6 +549,7 @@ class MistralStream(CallStream):
         self._state = _State.ELEMENT
         self._element = []
         self._element_literal = False
+        self._element_markup = False
         self._decided = False  # whether the first key's quote is known
         self._extent = None
         self._object = _Object(recover=self.recover) if text.startswith("{") else None
@@ -657,8 +660,8 @@ class MistralStream(CallStream):
             if not self._element_literal:
                 # Not an object: never a call, so what the list held so far is not the
                 # framing of one either (the element's end would release it all the same).
-                self.release()
-                self.content(part, start)
+                self._release_element()
+                self._element_content(part, start)
                 return
             self.hold(part, start)
             self._element.append(part)
@@ -681,7 +684,7 @@ class MistralStream(CallStream):
             self.arguments(piece, reader.scanner.value)
         elif kind == "broken":
             self.end_arguments()
-            self.content(piece, at)
+            self._element_content(piece, at)
         else:
             self.frame(at, at + len(piece))
         if kind in ("arguments", "string") and reader.arguments_done and reader.held_string:
@@ -741,7 +744,30 @@ class MistralStream(CallStream):
         self._last_element = False
         if not self._list_calls:
             self.event(EventName.UNPARSED_MARKUP, "[TOOL_CALLS] with no call object", None)
+            self.release()
+        else:
+            self._release_element()
+
+    def _element_content(self, text: str, start: int) -> None:
+        """Text of an element that is not a call (or of the rest of one that broke off):
+        content, where a marker read as a string's text is unparsed markup."""
+        self._markup_in(text)
+        self.content(text, start)
+
+    def _release_element(self) -> None:
+        """The held text of an element that is not a call is content (see above)."""
+        if self.holding:
+            self._markup_in(self.held)
         self.release()
+
+    def _markup_in(self, text: str) -> None:
+        if self._element_markup:
+            return
+        marker = next((marker for marker in MARKERS if marker in text), None)
+        if marker is not None:
+            self._element_markup = True
+            detail = f"{marker} inside a list element that is not a call"
+            self.event(EventName.UNPARSED_MARKUP, detail, None)
 
     def _list_end(self, *, closed: bool) -> None:
         """The list (or single object) ends: at its "]" (``closed``), or elsewhere."""

@@ -6,49 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from json_probe import JsonProbe, JsonProbeStream
 
-from toolcall import CallStream, EventName, Parser, ParserContext, assemble
-from toolcall.scanning import DECODE_AT, JsonValueScanner
-
-
-class _Family(Parser):
-    name = "json_arguments_probe"
-    markers = ("<a>",)
-
-    def stream(self) -> _Stream:
-        return _Stream(self)
-
-
-class _Stream(CallStream):
-    """``<a>{json}`` opens call "f" with that value; text after it is content."""
-
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser, markers=("<a>",))
-        self.hooks = 0
-        self.scanner: JsonValueScanner | None = None
-
-    def on_marker(self, marker: str, start: int) -> None:
-        self.frame(start, start + len(marker))
-        self.open_call("f")
-        self.scanner = JsonValueScanner(hold_whitespace=True)
-
-    def on_text(self, text: str, start: int) -> None:
-        self.hooks += 1
-        if self.scanner is None:
-            self.content(text, start)
-            return
-        rest = self.json_arguments(self.scanner, text, start)
-        if self.scanner.done:
-            self.scanner = None
-            self.close_call()
-            self.content(rest, start + len(text) - len(rest))
-
-    def on_end(self) -> None:
-        pass
+from toolcall import EventName, ParserContext, assemble
+from toolcall.scanning import DECODE_AT
 
 
 def test_the_value_streams_and_what_follows_is_content() -> None:
-    stream = _Family(ParserContext()).stream()
+    stream = JsonProbe(ParserContext()).stream()
     steps = ['Hi <a>{"k": "', "long ", "string ", "body", '"} ', "and after"]
     deltas = [delta for step in steps for delta in stream.feed(step)] + stream.finish()
     parsed = assemble(deltas, events=stream.events, framing=stream.framing)
@@ -56,14 +21,14 @@ def test_the_value_streams_and_what_follows_is_content() -> None:
     calls = [(c.name, c.arguments) for c in parsed.tool_calls]
     assert calls == [("f", '{"k": "long string body"}')]
     # Inside the plain string, "long ", "string " and "body" needed no hook.
-    assert isinstance(stream, _Stream)
+    assert isinstance(stream, JsonProbeStream)
     assert stream.hooks == len(steps) - 2
 
 
 def _streamed(steps: list[str]) -> tuple[object, int]:
-    stream = _Family(ParserContext()).stream()
+    stream = JsonProbe(ParserContext()).stream()
     deltas = [delta for step in steps for delta in stream.feed(step)] + stream.finish()
-    assert isinstance(stream, _Stream)
+    assert isinstance(stream, JsonProbeStream)
     parsed = assemble(deltas, events=stream.events, framing=stream.framing)
     return parsed, stream.hooks
 
@@ -127,7 +92,7 @@ _BODIES = [
 
 
 def _run(text: str, pieces: int) -> tuple[Any, ...]:
-    stream = _Family(ParserContext()).stream()
+    stream = JsonProbe(ParserContext()).stream()
     size = max(1, -(-len(text) // pieces))
     steps = [text[i : i + size] for i in range(0, len(text), size)]
     deltas = [delta for step in steps for delta in stream.feed(step)] + stream.finish()

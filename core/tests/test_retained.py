@@ -13,9 +13,10 @@ import tracemalloc
 from collections.abc import Iterator
 
 import pytest
+from json_probe import JsonProbe
 
-from toolcall import CallStream, Parser, ParserContext, assemble
-from toolcall.scanning import JOIN_EVERY, JsonValueScanner, TextParts
+from toolcall import ParserContext, assemble
+from toolcall.scanning import JOIN_EVERY, TextParts
 
 DELTA = 8
 #: Characters streamed: large enough that a per-delta cost (~65 bytes per 8) dwarfs the
@@ -66,41 +67,6 @@ def test_text_parts_clear_and_empty() -> None:
     assert parts.text() == ""
 
 
-class _Family(Parser):
-    name = "retained_probe"
-    markers = ("<a>",)
-
-    def stream(self) -> _Stream:
-        return _Stream(self)
-
-
-class _Stream(CallStream):
-    """``<a>{json}`` is a call to "f" with that value (read by a JSON value scanner that
-    holds whitespace); other text is content."""
-
-    def __init__(self, parser: Parser) -> None:
-        super().__init__(parser, markers=("<a>",))
-        self.scanner: JsonValueScanner | None = None
-
-    def on_marker(self, marker: str, start: int) -> None:
-        self.frame(start, start + len(marker))
-        self.open_call("f")
-        self.scanner = JsonValueScanner(hold_whitespace=True)
-
-    def on_text(self, text: str, start: int) -> None:
-        if self.scanner is None:
-            self.content(text, start)
-            return
-        rest = self.json_arguments(self.scanner, text, start)
-        if self.scanner.done:
-            self.scanner = None
-            self.close_call()
-            self.content(rest, start + len(text) - len(rest))
-
-    def on_end(self) -> None:
-        pass
-
-
 def _deltas(text: str) -> Iterator[str]:
     return (text[cut : cut + DELTA] for cut in range(0, len(text), DELTA))
 
@@ -122,7 +88,7 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_long_output_is_kept_in_about_a_byte_per_byte(shape: str) -> None:
     head, body, _ = SHAPES[shape]
-    stream = _Family(ParserContext()).stream()
+    stream = JsonProbe(ParserContext()).stream()
     stream.feed(head)
     tracemalloc.start()
     try:
@@ -137,7 +103,7 @@ def test_a_long_output_is_kept_in_about_a_byte_per_byte(shape: str) -> None:
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_long_output_kept_in_chunks_is_the_same_text(shape: str) -> None:
     head, body, tail = SHAPES[shape]
-    stream = _Family(ParserContext()).stream()
+    stream = JsonProbe(ParserContext()).stream()
     out = [delta for text in (head, *_deltas(body + tail)) for delta in stream.feed(text)]
     out += stream.finish()
     parsed = assemble(out, events=stream.events, framing=stream.framing)

@@ -17,7 +17,7 @@ import random
 import string
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
@@ -985,10 +985,10 @@ def test_a_plain_long_string_hands_its_value() -> None:
 
 # -- long single-quoted strings read whole ---------------------------------------------
 #
-# The one-shot parse reads a long one-line ' string (Python's own repr of code) by
-# rewriting its quotes for JSON and handing it to JSON's string scanner; text with an
-# escape JSON does not write as Python does falls back to the run. Expected values are
-# Python's reading of the literal, whatever path the reader takes.
+# The one-shot parse reads a long one-line ' string (Python's own repr of code) whole:
+# Latin-1 text with Python's own decoder, other text by rewriting its quotes for JSON
+# and handing it to JSON's string scanner; text neither reads falls back to the run.
+# Expected values are Python's reading of the literal, whatever path the reader takes.
 
 #: Code as ``repr`` writes it: \' and \\ and \n escapes, bare " quotes.
 _CODE = repr('def f(x):\n    return "a" + \'b\' + "\\\\" + x  # it\'s "code"\n' * 8)[1:-1]
@@ -1010,10 +1010,17 @@ _CODE = repr('def f(x):\n    return "a" + \'b\' + "\\\\" + x  # it\'s "code"\n' 
         _CODE + "\\\n" + _CODE,  # a line continuation
         _CODE + "\t" + _CODE,  # a raw tab (Python reads it, JSON does not)
         "\u00e9\U0001f600 " + _CODE,
+        # Latin-1 beyond ASCII, raw and escaped; control characters JSON escapes.
+        "\u00e9\\\u00e9\u00ff\x7f " + _CODE + "\\x7f\\x1f\\x00\\400\x01",
     ],
 )
 @pytest.mark.parametrize("nested", [False, True])
-def test_a_long_single_quoted_string_reads_as_python_reads_it(body: str, nested: bool) -> None:
+# Python warns of an unknown escape (\d): where warnings are errors, the reader takes
+# another way to the same value.
+@pytest.mark.parametrize("warned", ["error", "ignore"])
+def test_a_long_single_quoted_string_reads_as_python_reads_it(
+    body: str, nested: bool, warned: Literal["error", "ignore"]
+) -> None:
     source = f"'{body}'"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # \d keeps its backslash, as Python does
@@ -1021,7 +1028,9 @@ def test_a_long_single_quoted_string_reads_as_python_reads_it(body: str, nested:
     argument = f"[{source}]" if nested else source
     text = f"[f(s={argument}, n=1), g(t='{_CODE}')]"
     expected = json.dumps({"s": [value] if nested else value, "n": 1}, ensure_ascii=False)
-    parsed = make().parse(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter(warned)
+        parsed = make().parse(text)
     assert calls(parsed) == [
         ("f", expected),
         ("g", json.dumps({"t": ast.literal_eval(f"'{_CODE}'")}, ensure_ascii=False)),
@@ -1056,6 +1065,28 @@ def test_a_long_single_quoted_string_never_closed_is_truncated() -> None:
     parsed = make().parse(text)
     assert calls(parsed) == [("f", '{"a": ' + json.dumps(ast.literal_eval(f"'{_CODE}'"))[:-1])]
     assert names(parsed) == {EventName.TRUNCATED}
+
+
+@pytest.mark.parametrize(
+    ("escape", "content"),
+    [
+        ("\\ud800", "\\ud800'"),
+        ("\\U0000d800", "\\U0000d800'"),
+        ("\\U00110000", "\\U00110000'"),
+        ("\\N{NO SUCH NAME}", "\\N{NO SUCH NAME}'"),
+        ("\\x4", "\\x4'"),
+    ],
+)
+def test_an_escape_that_names_no_json_character_is_a_defect_in_a_long_string(
+    escape: str, content: str
+) -> None:
+    # Longer than a delta: the one-shot parse reads the string whole, or not at all.
+    text = f"[f(a='{_CODE} {escape}'), g()]"
+    parsed = make().parse(text)
+    emitted = json.dumps(ast.literal_eval(f"'{_CODE} '"), ensure_ascii=False)[:-1]
+    assert calls(parsed) == [("f", '{"a": ' + emitted), ("g", "{}")]
+    assert parsed.content == content
+    assert EventName.MALFORMED_ARGUMENTS in names(parsed)
 
 
 def test_a_plain_long_single_quoted_string_hands_its_value() -> None:

@@ -70,6 +70,7 @@ from _json import scanstring as _scanstring  # json's C string scanner: (value, 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
 import regex
 
 from toolcall.scanning import UNDECODED, JsonEmitter
@@ -1032,32 +1033,26 @@ class PyCallReader:
         return stop
 
     def _single_quoted(self, text: str, i: int, base: int) -> int:
-        """Long text of a one-line ``'`` string up to its closing quote, when it holds
-        no escape but those JSON writes as Python does (``\\'`` aside) and no raw
-        control character: rewritten as JSON text (:func:`_quotes_as_json`) and read by
-        JSON's string scanner; returns the closing quote's offset. Otherwise ``i``, and
-        the run reads the text (this text is not looked at again: see ``_quoted_to``)."""
+        """Long text of a one-line ``'`` string up to its closing quote, read whole
+        (:func:`_read_latin1`, else :func:`_read_as_json`); returns the closing quote's
+        offset. Otherwise ``i``, and the run reads the text (this text is not looked at
+        again: see ``_quoted_to``)."""
         end = _closing_quote(text, i)
         if end <= i:
             self._quoted_to = base + (len(text) if end < 0 else end)
             return i
         source = text[i:end]
-        if not _json_only_escape(source):  # see _json_text
-            written = _quotes_as_json(source)
-            try:
-                value, stop = _scanstring(written + '"', 0, True)
-            except ValueError:  # an escape JSON does not know, or a raw control character
-                stop = -1
-            # An escaped " in the source ends the text early: the rewrite escaped it twice.
-            if stop == len(written) + 1:
-                s = self._s
-                s.settle()
-                s.frame(base + i, base + end)
-                s.arguments(written)
-                self._whole = value if self._whole == "" else None
-                return end
-        self._quoted_to = base + end
-        return i
+        read = _read_latin1(source) or _read_as_json(source)
+        if read is None:
+            self._quoted_to = base + end
+            return i
+        value, written = read
+        s = self._s
+        s.settle()
+        s.frame(base + i, base + end)
+        s.arguments(written)
+        self._whole = value if self._whole == "" else None
+        return end
 
     def _alike(self, text: str, i: int, base: int) -> int:
         """Runs JSON writes alike, and what lies between them (see :data:`_LONG`), from
@@ -1464,6 +1459,38 @@ def _json_only_escape(source: str) -> bool:
 
 #: One search for both (the two found apart take twice as long on a long text).
 _JSON_ONLY_ESCAPE = re.compile(r"\\[u/]")
+
+
+def _read_latin1(source: str) -> tuple[str, str] | None:
+    """What the text of a one-line string means, and its JSON text, for Latin-1 text:
+    read by Python's own decoder (``unicode_escape`` reads every escape as a literal
+    does) and written by orjson (as ``json.dumps(..., ensure_ascii=False)`` writes a
+    string). ``None`` for other text (the decoder reads bytes), a raw line break or
+    NUL, an escape Python cannot read or one naming a surrogate (the run's defects),
+    and an unknown escape (``\\d``) where warnings are errors: the decoder warns of it.
+    """
+    if "\n" in source or "\r" in source or "\x00" in source:
+        return None
+    try:
+        value = source.encode("latin-1").decode("unicode_escape")
+        return value, orjson.dumps(value)[1:-1].decode()
+    except (UnicodeError, Warning, orjson.JSONEncodeError):
+        return None
+
+
+def _read_as_json(source: str) -> tuple[str, str] | None:
+    """The same for any text whose escapes JSON writes as Python does (``\\'`` aside)
+    and that holds no raw control character: rewritten as JSON text
+    (:func:`_quotes_as_json`) and read by JSON's string scanner."""
+    if _json_only_escape(source):  # see _json_text
+        return None
+    written = _quotes_as_json(source)
+    try:
+        value, stop = _scanstring(written + '"', 0, True)
+    except ValueError:  # an escape JSON does not know, or a raw control character
+        return None
+    # An escaped " in the source ends the text early: the rewrite escaped it twice.
+    return (value, written) if stop == len(written) + 1 else None
 
 
 def _closing_quote(text: str, i: int) -> int:

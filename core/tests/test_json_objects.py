@@ -57,13 +57,15 @@ def test_an_escaped_pair_beside_a_lone_surrogate_is_still_a_defect() -> None:
 
 @pytest.mark.parametrize("items", [3, 1000])
 @pytest.mark.parametrize("decoded", [False, True])
+@pytest.mark.parametrize("raw", ["", "\u00e9"])  # an ASCII text, or not
 def test_a_lone_surrogate_escape_is_found_in_a_small_or_large_value(
-    items: int, decoded: bool
+    items: int, decoded: bool, raw: str
 ) -> None:
     """Whatever the size of the value (a few items are looked at, many searched for)."""
     import json
 
-    sound = ", ".join(['"\\\\u00e9 \\u00e9"'] * items)  # an escaped backslash, then an é
+    # An escaped backslash, then an é
+    sound = ", ".join([f'"\\\\u00e9 \\u00e9{raw}"'] * items)
     for last, problem in (
         ('"\\u00e9"', None),
         ('"\\udfff"', "a lone surrogate escape in a string"),

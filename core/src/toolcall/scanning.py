@@ -674,15 +674,16 @@ def json_object_problem(text: str, value: object = UNDECODED) -> str | None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return "a lone surrogate in the text"
-    if "\\u" in text:  # a quick look first: a search of the pattern takes longer
-        # The text is UTF-8: a lone surrogate in the value came from an escape. A few
-        # strings are looked at faster than the text (one of 1 MB, say) is searched.
-        lone = _has_lone_surrogate(value, _WALK)
-        if lone is None:
-            lone = _ESCAPED_SURROGATE.search(text) is not None and bool(_has_lone_surrogate(value))
-        if lone:
-            return "a lone surrogate escape in a string"
-    return None
+        if "\\u" not in text:  # a quick look: encoding its strings takes longer
+            return None
+    # The text is UTF-8: a lone surrogate in the value came from an escape. A few
+    # strings are looked at faster than the text (one of 1 MB, say) is searched, and
+    # an ASCII one (every one, in an ASCII text with no \\u escape) at no cost.
+    lone = _has_lone_surrogate(value, _WALK)
+    if lone is None:
+        lone = "\\u" in text and _ESCAPED_SURROGATE.search(text) is not None
+        lone = lone and bool(_has_lone_surrogate(value))
+    return "a lone surrogate escape in a string" if lone else None
 
 
 def _finite_float(text: str) -> float:

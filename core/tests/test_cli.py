@@ -148,6 +148,63 @@ def test_parse_file(site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert (call["function"]["name"], call["function"]["arguments"]) == CALL
 
 
+DERIVING = textwrap.dedent(
+    """
+
+    @hookimpl
+    def toolcall_parser_from_chat_template(chat_template):
+        if "BAD" in chat_template:
+            raise ValueError("cannot derive: the template says BAD")
+        if "TAG" in chat_template:
+            return tag_parser("from_template")
+        return None
+    """
+)
+
+
+def test_parse_with_a_chat_template(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.add_plugin("tc-derive", TAG_FORMAT + DERIVING, ("_derive",))
+    raw = tmp_path / "output.txt"
+    raw.write_text(OUTPUT, encoding="utf-8")
+    template = tmp_path / "chat_template.jinja"
+    template.write_text("{{ 'TAG' }}", encoding="utf-8")
+    assert run(site, "parse", "--chat-template", str(template), str(raw)) == 0
+    message = json.loads(capsys.readouterr().out)
+    (call,) = message["tool_calls"]
+    assert (call["function"]["name"], call["function"]["arguments"]) == CALL
+    # A model directory: its chat_template.jinja.
+    assert run(site, "parse", "--chat-template", str(tmp_path), str(raw)) == 0
+    (again,) = json.loads(capsys.readouterr().out)["tool_calls"]
+    assert (again["function"]["name"], again["function"]["arguments"]) == CALL
+
+
+def test_chat_template_refused_or_not_derived(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.add_plugin("tc-derive", TAG_FORMAT + DERIVING, ("_derive",))
+    raw = tmp_path / "output.txt"
+    raw.write_text(OUTPUT, encoding="utf-8")
+    bad = tmp_path / "bad.jinja"
+    bad.write_text("BAD", encoding="utf-8")
+    assert run(site, "parse", "--chat-template", str(bad), str(raw)) == 2
+    assert stderr_line(capsys) == f"toolcall: {bad}: cannot derive: the template says BAD"
+    other = tmp_path / "other.jinja"
+    other.write_text("{{ messages }}", encoding="utf-8")
+    assert run(site, "parse", "--chat-template", str(other), str(raw)) == 2
+    assert "no installed plugin derives a parser" in stderr_line(capsys)
+
+
+def test_parser_and_chat_template_exclude_each_other(
+    site: Site, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        run(site, "parse", "-p", "x", "--chat-template", "t.jinja")
+    assert raised.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
 def stdin_of(data: bytes) -> io.TextIOWrapper:
     """A stdin holding ``data``, with the text layer Python gives stdin under a C locale
     (invalid bytes become lone surrogates instead of an error)."""

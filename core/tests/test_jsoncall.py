@@ -133,6 +133,30 @@ def test_unreadable_objects_break(text: str) -> None:
     assert items[-1][0] == "break"
 
 
+@pytest.mark.parametrize("recover", [True, False])
+@pytest.mark.parametrize(
+    "text",
+    ['{"name": "\\ud800", "parameters": {}}', '{"parameters": {}, "name": "f\\udfff"}'],
+)
+def test_a_name_utf8_cannot_write_breaks_and_says_why(text: str, recover: bool) -> None:
+    # A lone surrogate escape decodes to a name no response can carry (DESIGN §6: no
+    # readable name, no call); the break says so, whichever way the text is split.
+    for cut in range(len(text) + 1):
+        reader = CallObjectReader(KEYS, recover=recover)
+        found = [item for piece in split_at(text, [cut]) for item in reader.feed(piece)]
+        assert reader.state is ReaderState.BROKEN
+        assert reader.name is None
+        assert found[-1].kind is ItemKind.BREAK
+        assert "surrogate" in found[-1].detail
+        assert ItemKind.NAME not in [item.kind for item in found]
+
+
+def test_a_surrogate_pair_escape_is_one_name_character() -> None:
+    items, _, state, _ = read('{"name": "f\\ud83d\\ude00", "parameters": {}}')
+    assert ("name", "f\N{GRINNING FACE}") in items
+    assert state is ReaderState.CLOSED
+
+
 def test_cut_off_arguments_are_kept_as_written() -> None:
     _, arguments, state, _ = read('{"name": "f", "parameters": {"a": "x; ')
     assert arguments == '{"a": "x; '

@@ -21,6 +21,7 @@ from toolcall.scanning import (
     MarkerScanner,
     Text,
     json_object_problem,
+    name_problem,
 )
 
 MARKERS = ("<tool_call>", "</tool_call>", "<arg_key>", "[TOOL_CALLS]")
@@ -394,3 +395,29 @@ def test_markers_find_the_leftmost_complete_marker_else_a_prefix(
 @pytest.mark.parametrize("text", ["plain", 'q"b\\s\n\t\r', "del\x7f", "ctl\x00\x1f", "é東🗼", ""])
 def test_a_string_chunk_is_what_json_dumps_writes(text: str) -> None:
     assert JsonEmitter.string_chunk(text) == json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+@pytest.mark.parametrize(
+    ("escaped", "readable"),
+    [
+        ('"get_time"', True),
+        ('"caf\\u00e9"', True),
+        ('"\\ud83d\\ude00"', True),  # a surrogate pair: one character
+        ('"\\ud800"', False),  # a lone high surrogate
+        ('"f\\udc00"', False),  # a lone low surrogate
+        ('"\\ude00\\ud83d"', False),  # a pair in the wrong order is two lone ones
+        ('""', False),
+    ],
+)
+def test_a_name_is_readable_when_it_is_not_empty_and_utf8_can_write_it(
+    escaped: str, readable: bool
+) -> None:
+    name = json.loads(escaped)
+    assert (name_problem(name) is None) is readable
+    if readable:
+        name.encode("utf-8")
+
+
+def test_a_name_that_is_not_a_string_has_a_problem() -> None:
+    assert name_problem(None) is not None
+    assert name_problem(5) is not None

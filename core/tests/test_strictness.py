@@ -1,7 +1,9 @@
 """The strictness resolver against vLLM 0.33's decision table.
 
-Every expected value here is read off reference/vllm-0.33-parsers.md §4 (the
-table of §4.3 and the gaps of §4.4) and vLLM's ``envs.py``; none comes from
+Every expected value here is read off vLLM 0.33's code
+(``vllm/parser/abstract_parser.py``'s ``_apply_structural_tag`` and
+``vllm/tool_parsers/structural_tag_registry.py``: its decision table, and where it differs
+from vLLM's docs) and vLLM's ``envs.py``; none comes from
 running the resolver. test_strictness_vllm.py checks the same against vLLM's
 own functions over the whole grid.
 """

@@ -32,6 +32,7 @@ from plugin_dists import Site, parsers_plugin  # noqa: E402
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 from transformers import PreTrainedTokenizerFast  # noqa: E402
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest  # noqa: E402
+from vllm.exceptions import VLLMValidationError  # noqa: E402
 from vllm.parser import ParserManager  # noqa: E402
 from vllm.tokenizers.hf import get_cached_tokenizer  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
@@ -533,7 +534,8 @@ def test_vocabulary_is_the_added_and_special_tokens(tokenizer: Any) -> None:
     assert vocabulary.special_tokens == {
         text: tokenizer.convert_tokens_to_ids(text) for text in (EOS, START, END)
     }
-    assert vocabulary.metadata == {"response_template": {"kind": "test"}}
+    # The tokenizer has no chat template; its end-of-sequence token is passed on for one.
+    assert vocabulary.metadata == {"response_template": {"kind": "test"}, "eos_token": EOS}
     assert vocabulary_of(tokenizer) is vocabulary  # built once per tokenizer
 
 
@@ -1089,6 +1091,30 @@ def test_adjust_request_keeps_special_tokens(tokenizer: Any) -> None:
     untouched = chat_request("none")
     Adapter(tokenizer).adjust_request(untouched)
     assert untouched.skip_special_tokens is None
+
+
+class RefusingParser(JsonTagParser):
+    """Reads no calls with any tokenizer, as ``auto`` does when it derived no format."""
+
+    name = "refusing"
+
+    @classmethod
+    def tools_refused(cls, vocabulary: Vocabulary) -> str | None:
+        return "the chat template renders no tool calls"
+
+
+def test_a_parser_that_reads_no_calls_refuses_requests_that_could_call(tokenizer: Any) -> None:
+    adapter = adapter_for(RefusingParser)
+    for choice in ("auto", "required"):
+        with pytest.raises(VLLMValidationError) as raised:
+            adapter(tokenizer).adjust_request(chat_request(choice))
+        assert "reads no tool calls: the chat template renders no tool calls" in str(raised.value)
+        assert raised.value.parameter == "tools"
+    # Nothing to call: served as text.
+    adapter(tokenizer).adjust_request(chat_request("none"))
+    adapter(tokenizer).adjust_request(
+        ChatCompletionRequest(model="test", messages=[{"role": "user", "content": "Hi"}])
+    )
 
 
 def test_structural_tag_for_required(tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,8 +2,10 @@
 
 ``toolcall list`` shows the installed parsers; ``toolcall parse -p NAME [FILE]``
 turns a raw model output into the OpenAI assistant message (``--stream`` shows
-the deltas instead). Other distributions add subcommands through the
-``toolcall_add_commands`` hook.
+the deltas instead); with ``--chat-template FILE`` instead of ``-p``, the parser is
+the one a plugin derives from that chat template (hook
+``toolcall_parser_from_chat_template``). Other distributions add subcommands through
+the ``toolcall_add_commands`` hook.
 
 Errors a user can fix (an unreadable or non-UTF-8 input, an unknown or broken
 parser, a malformed tools file) print one line on stderr and exit with status 2.
@@ -22,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolcall.parser import ParserContext, strict_parsing_from_env
+from toolcall.parser import Parser, ParserContext, strict_parsing_from_env
 from toolcall.registry import ParserEntry, Registry, RegistryError
 from toolcall.types import Delta, Request
 from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS, VLLM_VERSION
@@ -106,7 +108,16 @@ def build_parser(registry: Registry) -> tuple[argparse.ArgumentParser, list[str]
             "delta it releases as one JSON line, then what finish() releases."
         ),
     )
-    parse_parser.add_argument("-p", "--parser", required=True, metavar="NAME", help="parser name")
+    chosen = parse_parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("-p", "--parser", metavar="NAME", help="parser name")
+    chosen.add_argument(
+        "--chat-template",
+        metavar="FILE",
+        help=(
+            "a model's chat template (a Jinja file, a tokenizer_config.json, or a model "
+            "directory holding either): parse with the format derived from it"
+        ),
+    )
     parse_parser.add_argument(
         "file", nargs="?", default="-", metavar="FILE", help="raw output file ('-': stdin)"
     )
@@ -311,8 +322,23 @@ def _print_deltas(deltas: Sequence[Delta]) -> None:
             print(json.dumps(delta_to_openai(delta), ensure_ascii=False))
 
 
+def _chat_template_parser(registry: Registry, file: str) -> type[Parser]:
+    path = Path(file)
+    if path.is_dir():
+        found = [path / name for name in ("chat_template.jinja", "tokenizer_config.json")]
+        path = next((candidate for candidate in found if candidate.is_file()), found[-1])
+    text = _read_text(str(path))
+    try:
+        return registry.from_chat_template(text)
+    except (LookupError, ValueError) as error:
+        raise CommandError(f"{file}: {error}") from None
+
+
 def _parse(registry: Registry, args: argparse.Namespace) -> int:
-    parser_class = registry.get(args.parser)
+    if args.chat_template is not None:
+        parser_class = _chat_template_parser(registry, args.chat_template)
+    else:
+        parser_class = registry.get(args.parser)
     request = _read_request(args.tools)
     text = _read_text(args.file)
     context = ParserContext(request=request, strict_parsing=strict_parsing_from_env())
@@ -329,6 +355,6 @@ def _parse(registry: Registry, args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise  # the reader went away: not the parser's failure
     except Exception as error:
-        msg = f"parser {args.parser!r} failed: {type(error).__name__}: {error}"
+        msg = f"parser {parser_class.name!r} failed: {type(error).__name__}: {error}"
         raise CommandError(msg, EXIT_FAILURE) from error
     return 0

@@ -664,9 +664,17 @@ class _Final:
 
     def place(self, name: str, limit: int) -> tuple[int, int]:
         """The block and position of the last occurrence of ``name`` inside framing
-        that ends by ``limit``."""
+        that ends by ``limit``: as it reads, or else in JSON's ASCII spelling (a name
+        the model wrote with escapes, ``"time_\\ud83d\\udd50"``)."""
         if not name:
             return -1, -1
+        found = self.place_spelling(name, limit)
+        escaped = json.dumps(name)[1:-1]
+        if found[0] < 0 and escaped != name:
+            found = self.place_spelling(escaped, limit)
+        return found
+
+    def place_spelling(self, name: str, limit: int) -> tuple[int, int]:
         while True:
             at = self.text.rfind(name, 0, limit)
             if at < 0:

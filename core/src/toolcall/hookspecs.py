@@ -32,6 +32,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "toolcall_add_commands",
+    "toolcall_parser_from_chat_template",
     "toolcall_parser_from_data",
     "toolcall_parsers",
 ]
@@ -68,6 +69,18 @@ def toolcall_parser_from_data(name: str, data: Mapping[str, Any]) -> type[Parser
     The registry reads the JSON and asks the installed plugins; the first that knows the
     data returns a :class:`~toolcall.Parser` subclass named ``name`` (and may raise to say
     the data is wrong); the others return ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def toolcall_parser_from_chat_template(chat_template: str) -> type[Parser] | None:
+    """Make a parser from a model's chat template (its Jinja text), whose format is the
+    way the template writes an assistant's tool calls.
+
+    ``toolcall parse --chat-template FILE`` asks the installed plugins; the first that
+    can derive one returns a :class:`~toolcall.Parser` subclass, and raises
+    ``ValueError`` with the reason for a template it reads but cannot derive a format
+    from; a plugin that does not derive parsers returns ``None``.
     """
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import regex
 
-from toolcall.scanning import UNDECODED, decode_container, json_object_problem
+from toolcall.scanning import UNDECODED, decode_container, json_object_problem, name_problem
 from toolcall.types import WHITESPACE, EventName
 
 __all__ = ["CallObjectReader", "Item", "ItemKind", "ReaderState", "ValueScanner"]
@@ -327,7 +327,9 @@ class ItemKind(enum.Enum):
 class Item:
     """Something the reader met. ``end`` is the offset in the fed chunk just past it
     (for ``BREAK``: where the unreadable text starts; for ``MEMBER`` and ``VALUE``:
-    where the key or the value starts). ``decoded``: for ``ARGUMENTS`` text that is
+    where the key or the value starts). A ``BREAK`` at a name string that closed but
+    is no readable name (:func:`~toolcall.scanning.name_problem`) says why in
+    ``detail``. ``decoded``: for ``ARGUMENTS`` text that is
     the whole arguments value, decoded whole by the json module, its value (else
     ``UNDECODED``): :meth:`~toolcall.callstream.CallStream.arguments` takes it."""
 
@@ -595,9 +597,15 @@ class CallObjectReader:
             # A key that is no JSON string, after the name: its member is skipped.
             items.append(_event(EventName.IGNORED_MEMBER, end, "a key that is not a JSON string"))
             value = "\x00"  # no member's name: the value is skipped as well
-        if not isinstance(value, str) or (state is ReaderState.NAME and not value):
+        if not isinstance(value, str):
             self.state = ReaderState.BROKEN
             items.append(Item(ItemKind.BREAK, end))
+            return
+        problem = name_problem(value) if state is ReaderState.NAME else None
+        if problem is not None:
+            # No readable name (empty, or a lone surrogate): not a call object.
+            self.state = ReaderState.BROKEN
+            items.append(Item(ItemKind.BREAK, end, detail=problem))
             return
         if state is ReaderState.KEY_STRING:
             self._key = value

@@ -157,6 +157,18 @@ class Parser(abc.ABC):
         """
         del vocabulary
 
+    @classmethod
+    def tools_refused(cls, vocabulary: Vocabulary) -> str | None:
+        """Why this parser reads no tool calls with this tokenizer, or ``None`` (it does).
+
+        A parser that serves the model's text but cannot read its calls (``auto``, when the
+        chat template says no format) gives the reason; the vLLM bridge answers a request
+        that could call a tool (tools, and ``tool_choice`` not ``"none"``) with HTTP 400 and
+        that reason, rather than serve calls as content.
+        """
+        del vocabulary
+        return None
+
     def new_call_id(self) -> str:
         return new_call_id(self.id_style)
 

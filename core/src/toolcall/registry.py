@@ -27,6 +27,8 @@ Rules:
   made of data (a response template, say): the registry reads it and asks the plugins'
   ``toolcall_parser_from_data`` hook for the parser, after every plugin of code has
   loaded. Data no plugin reads, and data a plugin refuses, fail like a broken plugin.
+  Several names on one resource are aliases: the first name's parser under the others
+  (sharing its corpus), made once.
 """
 
 from __future__ import annotations
@@ -291,6 +293,24 @@ class Registry:
             raise UnknownParserError(name, self.names())
         return entry.parser_class
 
+    def from_chat_template(self, chat_template: str) -> type[Parser]:
+        """A parser derived from ``chat_template`` by an installed plugin (hook
+        ``toolcall_parser_from_chat_template``); raises ``LookupError`` when no plugin
+        derives parsers and ``ValueError`` with the plugin's reason when it cannot."""
+        made = self._state.manager.hook.toolcall_parser_from_chat_template(
+            chat_template=chat_template
+        )
+        if made is None:
+            msg = (
+                "no installed plugin derives a parser from a chat template "
+                "(toolcall-hf-response-template does)"
+            )
+            raise LookupError(msg)
+        try:
+            return _parser_classes([[made]])[0]
+        except TypeError as error:
+            raise ValueError(f"hook toolcall_parser_from_chat_template {error}") from error
+
     def add_commands(self, subparsers: hookspecs.Subparsers) -> list[str]:
         """Let each plugin add its subcommands; returns a line per plugin that failed."""
         state = self._state
@@ -492,6 +512,12 @@ def _parsers_from_data(
     classes: list[type[Parser]] = []
     for name in source.claims:
         if name in blocked:
+            continue
+        if classes:  # a second name for the same data: an alias of the first
+            first = classes[0]
+            alias = {"__module__": first.__module__, "name": name}
+            alias["corpus"] = first.corpus or first.name
+            classes.append(type(first.__name__, (first,), alias))
             continue
         try:
             made = manager.hook.toolcall_parser_from_data(name=name, data=data)

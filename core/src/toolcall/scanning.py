@@ -66,6 +66,7 @@ __all__ = [
     "decode_whole",
     "json_object_problem",
     "json_string_end",
+    "name_problem",
     "string_body_stop",
 ]
 
@@ -684,6 +685,28 @@ def json_object_problem(text: str, value: object = UNDECODED) -> str | None:
         lone = "\\u" in text and _ESCAPED_SURROGATE.search(text) is not None
         lone = lone and bool(_has_lone_surrogate(value))
     return "a lone surrogate escape in a string" if lone else None
+
+
+def name_problem(name: object) -> str | None:
+    """Why ``name``, the decoded name of a call, is no readable name, or ``None``.
+
+    DESIGN §6 commits a call once its name is complete, and a name is only complete if
+    it can be read: a non-empty string that UTF-8 can write. A lone surrogate (the JSON
+    escape ``\\ud800`` with no partner) cannot be written, so vLLM could not send the
+    call: it is no call, and its text is content with ``unparsed-markup``. A surrogate
+    pair escape (``\\ud83d\\ude00``) decodes to one character and is a name's. Every
+    family reads the names it decodes through this one rule.
+    """
+    if not isinstance(name, str):
+        return "a name that is not a string"
+    if not name:
+        return "an empty name"
+    if not name.isascii():
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a name with a lone surrogate, which UTF-8 cannot write"
+    return None
 
 
 def _finite_float(text: str) -> float:

@@ -21,6 +21,7 @@ __all__ = [
     "const",
     "grammar",
     "json_schema",
+    "leaving",
     "optional",
     "or_",
     "regex",
@@ -46,6 +47,21 @@ def structural_tag(body: Format) -> dict[str, Any]:
 
 def regex(pattern: str) -> Format:
     return {"type": "regex", "pattern": pattern}
+
+
+def leaving(marker: str) -> str:
+    """A regex for text that begins like ``marker`` (its first character) and departs
+    from it before it is complete, by a character that is no ``<`` either (so that no
+    other marker starts there). Where free text may begin with the marker's first
+    character, this is the text that is no marker: a family's tag puts it beside the
+    marker's own tag."""
+    tail = ""
+    for char in reversed(marker[1:]):
+        escaped = "\\" + char if char in "|[](){}.*+?^$\\" else char
+        other = "[^" + ("\\" + char if char in "]\\^-" else char) + "<]"
+        tail = f"({escaped}{tail}|{other})" if tail else other
+    first = marker[:1]
+    return ("\\" + first if first in "|[](){}.*+?^$\\" else first) + tail
 
 
 def const(value: str) -> Format:

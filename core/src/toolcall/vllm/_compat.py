@@ -1,8 +1,8 @@
 """Every version-specific vLLM (and xgrammar) import of the bridge, behind typed wrappers.
 
 Written against vLLM 0.33.0; the fallbacks cover the module layouts of earlier
-releases named in reference/vllm-0.33-parsers.md §9. Importing this module
-imports vLLM.
+releases that moved them (vLLM 0.33's ``vllm/tool_parsers/__init__.py`` and
+``vllm/parser/``). Importing this module imports vLLM.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ __all__ = [
     "request_data",
     "strict_level",
     "structural_tag",
+    "validation_error",
 ]
 
 #: The class adapters subclass (``Any`` for the type checker: vLLM is untyped).
@@ -417,3 +418,11 @@ def structural_tag(data: Mapping[str, Any]) -> Any:
     if data.get("type") != "structural_tag":
         data = {"type": "structural_tag", "format": dict(data)}
     return xgrammar.StructuralTag.model_validate(data)
+
+
+def validation_error(message: str, *, parameter: str) -> Exception:
+    """The error vLLM answers with HTTP 400 and ``message`` (``VLLMValidationError``)."""
+    from vllm.exceptions import VLLMValidationError  # noqa: PLC0415 - newer vLLMs only
+
+    error: Exception = VLLMValidationError(message, parameter=parameter)
+    return error

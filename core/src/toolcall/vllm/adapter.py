@@ -1,4 +1,5 @@
-"""The vLLM ``ToolParser`` that runs a toolcall parser (reference/vllm-bridge-checked.md §6).
+"""The vLLM ``ToolParser`` that runs a toolcall parser (what vLLM 0.33's serving layer asks
+of one: core/README.md, "The vLLM bridge").
 
 One subclass per parser name is made by :func:`toolcall.vllm.adapters.adapter_class`.
 vLLM builds an instance per request (and a few more: one at start-up with no
@@ -100,6 +101,14 @@ class ToolcallToolParser(_compat.ToolParserBase):  # type: ignore[misc]
 
     def adjust_request(self, request: Any) -> Any:
         request = super().adjust_request(request)
+        if request.tools and request.tool_choice != "none":
+            refused = self.toolcall_parser_class.tools_refused(self._vocabulary)
+            if refused is not None:
+                # vLLM answers a validation error with HTTP 400 and its message.
+                raise _compat.validation_error(
+                    f"parser {self.toolcall_parser_name!r} reads no tool calls: {refused}",
+                    parameter="tools",
+                )
         if (
             request.tools
             and request.tool_choice != "none"
@@ -482,6 +491,15 @@ def _build_vocabulary(tokenizer: Any) -> Vocabulary:
         template = init_kwargs.get("response_template")
     if isinstance(template, Mapping):
         metadata["response_template"] = template
+    # The chat template and the special tokens it is rendered with, for parsers that
+    # derive their format from it (``auto``).
+    chat_template = getattr(tokenizer, "chat_template", None)
+    if isinstance(chat_template, str | Mapping):
+        metadata["chat_template"] = chat_template
+    for key in ("bos_token", "eos_token", "pad_token", "unk_token"):
+        value = getattr(tokenizer, key, None)
+        if isinstance(value, str):
+            metadata[key] = value
     return Vocabulary(special_tokens=special, metadata=metadata)
 
 

@@ -3,7 +3,8 @@
 vLLM composes ``--tool-call-parser hf`` and ``--reasoning-parser hf`` into one parser
 of the whole message (``vllm.parser.response_template.ResponseTemplateParser``), and
 refuses to combine one of them with any other kind of parser
-(reference/vllm-0.33-parsers.md §5.4). A toolcall parser that declares
+(vLLM 0.33's ``vllm/tool_parsers/response_template_tool_parser.py`` and
+``vllm/parser/chat_parsing/``). A toolcall parser that declares
 ``Parser.whole_message`` is served the same way: its tool adapter subclasses vLLM's
 ``ResponseTemplateToolParser``, a reasoning parser of the same name replaces vLLM's
 (``ResponseTemplateReasoningParser``, unchanged but for the class it composes into),

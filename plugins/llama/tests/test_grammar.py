@@ -11,16 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import xgrammar  # the grammar is part of the contract: without xgrammar these tests fail
 
 from toolcall import NamedChoice, Parser, ParserContext, Request, StrictLevel, Tool
 from toolcall.pygrammar import PythonCalls, literal
 from toolcall.strictness import ToolPlan, resolve_plan
+from toolcall_conformance.grammar import GrammarSession
+from toolcall_conformance.tokenizers import get_tokenizer
 from toolcall_llama import Llama3JsonParser, Llama4JsonParser, Llama4PythonicParser
-
-xgrammar = pytest.importorskip("xgrammar", reason="the grammar tests need xgrammar 0.2.8")
-
-from toolcall_conformance.grammar import GrammarSession  # noqa: E402
-from toolcall_conformance.tokenizers import get_tokenizer  # noqa: E402
 
 WEATHER = Tool(
     "get_weather",
@@ -141,6 +139,62 @@ def test_undeclared_tools_after_a_marker_are_refused(session: GrammarSession) ->
     assert not accepts(session, Llama3JsonParser, text)
 
 
+STOCK = '{"name": "get_stock", "parameters": {}}'
+
+
+@pytest.mark.parametrize("parser_class", JSON)
+@pytest.mark.parametrize(
+    "text",
+    [
+        STOCK,
+        '  \n{"type": "function", "name": "get_stock", "parameters": {}}',
+        '{"parameters": {}, "name": "get_stock"}',
+        '{ "name" : "get_stock", "parameters": {}}',
+        f"{W}; {STOCK}",
+        f"{W}\n{STOCK}",
+        W + STOCK,
+        f"[{STOCK}]",
+        f"[{T}, {STOCK}]",
+        '{"type": "function", "function": {"name": "get_stock", "parameters": {}}}',
+        "{'name': 'get_stock', 'parameters': {}}",
+    ],
+)
+@pytest.mark.parametrize("parallel", [True, False])
+def test_an_undeclared_call_without_a_marker_is_refused_at_the_start(
+    session: GrammarSession, parser_class: type[Parser], text: str, parallel: bool
+) -> None:
+    # The parser reads a call object at the start, and every call of the run it begins,
+    # as a call whatever its name (DESIGN §6): under auto the grammar must refuse it.
+    if not parallel and text.count("{") > 2:
+        return  # one call only: a second call is refused anyway
+    assert not accepts(session, parser_class, text, parallel=parallel)
+
+
+@pytest.mark.parametrize("parser_class", JSON)
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"answer": 42, "unit": "km"}',
+        '  {"type": "function", "answer": 1} then text',
+        '{"parameters": {"x": 1}} and more',
+        "{}",
+        '{"name": 5}',
+        "{'answer': 'it is'}",
+        "[1, 2] are numbers",
+        '[{"answer": 42}]',
+        "<b>bold</b> text",
+        f"{W}; that is all",
+        f'{W}\n{{"answer": 1}}',
+        f"{W};\n",
+        f"{T}\nAnd then [x]",
+    ],
+)
+def test_content_that_is_no_call_stays_free_at_the_start(
+    session: GrammarSession, parser_class: type[Parser], text: str
+) -> None:
+    assert accepts(session, parser_class, text)
+
+
 @pytest.mark.parametrize("parser_class", JSON)
 def test_named_and_single_call(session: GrammarSession, parser_class: type[Parser]) -> None:
     named = NamedChoice("get_time")
@@ -199,6 +253,44 @@ def test_python_text_around_and_unpinned_tools(session: GrammarSession) -> None:
     named = NamedChoice("get_time")
     assert accepts(session, PY, "[get_time(tz='UTC')]", choice=named)
     assert not accepts(session, PY, "[get_weather(city='Paris')]", choice=named)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[get_stock(x=1)]",
+        "  [get_stock(x=1), get_time()]",
+        "[get_stock (x=1)]",
+        "[get_time()] [get_stock(x=1)]",
+        "[get_time()]\n[get_stock(x=1)]",
+    ],
+)
+@pytest.mark.parametrize("parallel", [True, False])
+def test_an_undeclared_call_list_is_refused_at_the_start(
+    session: GrammarSession, text: str, parallel: bool
+) -> None:
+    # At the start of the output, and after a list there, the parser reads a list of
+    # calls whatever its first name (DESIGN §6): under auto the grammar must refuse it.
+    assert not accepts(session, PY, text, parallel=parallel)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[the docs](x) come first",
+        "[1, 2] are numbers",
+        "[] and more",
+        "[get_stock] is a name",
+        "[get_time()] and [get_stock(x=1)] as text",
+        "[get_time()]\n\n[note] x",
+        "[ get_time( ) ] [get_time()]",
+        "<b>bold</b> [get_time()]",
+    ],
+)
+def test_python_content_that_is_no_call_stays_free_at_the_start(
+    session: GrammarSession, text: str
+) -> None:
+    assert accepts(session, PY, text)
 
 
 TYPES = Tool(

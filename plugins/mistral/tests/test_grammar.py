@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+import xgrammar  # noqa: F401  (the grammar is part of the contract: without it, fail)
 from mistral_testing import tool
 
 from toolcall import ParserContext, Request, StrictLevel, Vocabulary
@@ -20,8 +21,6 @@ from toolcall_conformance.cases import load_cases, shipped_case_dirs
 from toolcall_conformance.grammar import GrammarSession
 from toolcall_conformance.tokenizers import get_tokenizer
 from toolcall_mistral import MistralParser
-
-pytest.importorskip("xgrammar", reason="the structural tag is compiled with xgrammar")
 
 CITY = tool("get_weather", {"city": {"type": "string"}})
 STRICT_CITY: dict[str, Any] = json.loads(json.dumps(CITY))
@@ -123,7 +122,8 @@ DELIBERATE = {
 
 @pytest.mark.vllm
 def test_what_our_grammar_accepts_mistral_commons_accepts_too() -> None:
-    llguidance = pytest.importorskip("llguidance", reason="mistral-common's grammar runs on it")
+    # mistral-common's grammar runs on llguidance; vLLM (this test's session) brings both.
+    import llguidance
     from mistral_common.guidance.grammar_factory import GrammarFactory
     from mistral_common.protocol.instruct.tool_calls import Tool as MistralTool
     from mistral_common.protocol.instruct.tool_calls import ToolChoiceEnum

@@ -14,6 +14,7 @@ from mistral_testing import TIME, calls, events, feed_all, make_parser, tool
 
 from toolcall import EventName
 from toolcall.contract import check_splits
+from toolcall_conformance.splits import every_split
 
 
 def parse(text: str, **kw: object):  # type: ignore[no-untyped-def]
@@ -360,3 +361,85 @@ def test_long_arguments_in_one_piece_read_as_in_many(body: str, strict: bool, fr
     parsed = parser.parse(text)
     assert calls(parsed) == [("get_time", arguments)]
     assert (EventName.MALFORMED_ARGUMENTS in events(parsed)) is not strict
+
+
+# -- a name that UTF-8 cannot write; the text of a member the call ends in ----------------
+
+
+def parse_every_split(text: str, **kw: object):  # type: ignore[no-untyped-def]
+    parser = make_parser(**kw)  # type: ignore[arg-type]
+    violations = check_splits(parser, text, every_split(text))
+    assert violations == [], [str(v) for v in violations[:3]]
+    return parser.parse(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[TOOL_CALLS] [{"name": "\\ud800", "arguments": {}}]',
+        '[TOOL_CALLS] {"name": "\\udc00", "arguments": {"a": 1}}',
+        '[TOOL_CALLS] [{"arguments": {}, "name": "get_\\ud800"}]',
+        "[TOOL_CALLS] [{'name': '\\ud800', 'arguments': {}}]",
+    ],
+)
+def test_a_name_with_a_lone_surrogate_escape_is_no_call(text: str) -> None:
+    # DESIGN §6: a call is committed once its name is complete and readable; a name
+    # UTF-8 cannot write (vLLM could not send it) is none: the text is content.
+    parsed = parse_every_split(text)
+    assert parsed.tool_calls == ()
+    assert parsed.content == text
+    assert EventName.UNPARSED_MARKUP in events(parsed)
+
+
+def test_a_lone_surrogate_name_after_a_call_is_content_and_the_call_stands() -> None:
+    element = '{"name": "\\ud800", "arguments": {}}'
+    text = '[TOOL_CALLS] [{"name": "get_time", "arguments": {}}, ' + element + "]"
+    parsed = parse_every_split(text)
+    assert calls(parsed) == [("get_time", "{}")]
+    assert parsed.content == element
+    assert events(parsed) == [EventName.UNPARSED_MARKUP]
+
+
+def test_a_surrogate_pair_escape_is_a_name_character() -> None:
+    parsed = parse_every_split('[TOOL_CALLS] [{"name": "f\\ud83d\\ude00", "arguments": {}}]')
+    assert calls(parsed) == [("f\N{GRINNING FACE}", "{}")]
+    assert events(parsed) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ('[TOOL_CALLS] [{"name": "search", "I chose Pa', '"I chose Pa'),
+        ('[TOOL_CALLS] {"name": "search", "id"', '"id"'),
+        ('[TOOL_CALLS] [{"name": "search", "arguments"  :', '"arguments"  :'),
+    ],
+)
+def test_the_key_of_a_member_the_output_ends_in_is_content(text: str, content: str) -> None:
+    # The call is committed at its name (DESIGN §6) and keeps what was emitted, no
+    # arguments; the key read so far is text the model wrote: content (§4.5).
+    parsed = parse_every_split(text)
+    assert calls(parsed) == [("search", "")]
+    assert parsed.content == content
+    assert events(parsed) == [EventName.TRUNCATED]
+
+
+def test_the_key_of_a_member_a_marker_ends_is_content() -> None:
+    text = '[TOOL_CALLS] [{"name": "search", "no" [TOOL_CALLS]get_time[ARGS]{}'
+    parsed = parse_every_split(text)
+    assert calls(parsed) == [("search", ""), ("get_time", "{}")]
+    assert parsed.content == '"no"'
+
+
+def test_an_ignored_member_the_output_ends_in_is_recorded() -> None:
+    parsed = parse_every_split('[TOOL_CALLS] [{"name": "search", "note": "I chose Pa')
+    assert calls(parsed) == [("search", "")]
+    assert parsed.content is None
+    assert events(parsed) == [EventName.IGNORED_MEMBER, EventName.TRUNCATED]
+
+
+def test_arguments_the_output_ends_in_keep_their_text() -> None:
+    text = '[TOOL_CALLS] [{"name": "search", "arguments": {"x": [1, 2 and then I said hello'
+    parsed = parse_every_split(text)
+    assert calls(parsed) == [("search", '{"x": [1, 2 and then I said hello')]
+    assert parsed.content is None
+    assert events(parsed) == [EventName.TRUNCATED]

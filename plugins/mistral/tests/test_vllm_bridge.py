@@ -173,3 +173,16 @@ def test_content_after_a_calls_arguments_in_one_step_comes_in_the_next_message()
     after = [m for m in messages[5:] if m is not None]
     assert "".join(m.content or "" for m in after) == '{"x": 1}'
     assert all(not m.tool_calls for m in after)
+
+
+def test_a_name_utf8_cannot_write_never_reaches_the_response() -> None:
+    # A lone surrogate escape in a name is no readable name (DESIGN §6): that element is
+    # content, and everything the response carries can be written as UTF-8.
+    adapter = adapter_for(MistralParser)(vllm_tokenizer("mistral-tekken-v11"), [WEATHER])
+    bad = '{"name": "\\ud800", "arguments": {}}'
+    text = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {}}, ' + bad + "]"
+    result = adapter.extract_tool_calls(text, request())
+    assert [call.function.name for call in result.tool_calls] == ["get_weather"]
+    assert result.content == bad
+    for call in result.tool_calls:
+        call.model_dump_json().encode("utf-8")

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+import xgrammar  # noqa: F401  (the grammar is part of the contract: without it, fail)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +23,6 @@ from toolcall.strictness import resolve_plan
 from toolcall_conformance.grammar import GrammarSession
 from toolcall_conformance.tokenizers import get_tokenizer
 from toolcall_pythonic import Olmo3Parser, PythonicParser
-
-pytest.importorskip("xgrammar", reason="the grammar tests compile with xgrammar")
 
 WEATHER = Tool(
     "get_weather",
@@ -140,6 +139,16 @@ PYTHONIC = [
     (AUTO, "[get_weather(city='x', days=true)]", False),  # not a Python literal
     (AUTO, "[nope()]", False),
     (AUTO, "Sure.\n[nope()]", False),
+    # After a list at the start, and after <|python_tag|> anywhere, the parser reads a list
+    # as calls whatever its first name (DESIGN §6): the grammar refuses an undeclared one.
+    (AUTO, "[get_time()] [nope()]", False),
+    (AUTO, "[get_time()][nope()]", False),
+    (AUTO, "<|python_tag|>[nope()]", False),
+    (AUTO, "Sure. <|python_tag|>[nope()]", False),
+    (AUTO, "[get_time()] <|python_tag|>[nope()]", False),
+    (AUTO, "<|python_tag|>[get_time()] [get_weather(city='x')]", True),
+    (AUTO, "[get_time()] and then text", True),
+    (AUTO, "<b>bold</b> text", True),
     (REQUIRED, "[get_weather(city='x'), get_time()]", True),
     (REQUIRED, "  [get_time()]\n", True),
     (REQUIRED, "I will not call anything.", False),
@@ -150,6 +159,9 @@ PYTHONIC = [
     (SINGLE, "[get_time()]", True),
     (SINGLE, "[get_time(), get_time()]", False),
     (SINGLE, "[get_time()]\n[get_time()]", False),
+    (SINGLE, "[get_time()] [get_time()]", False),
+    (SINGLE, "[get_time()] <|python_tag|>[get_time()]", False),
+    (SINGLE, "[get_time()] done", True),
 ]
 
 

@@ -55,7 +55,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 import regex
 
 from toolcall import WHITESPACE, CallStream, Event, EventName, Parser, is_blank
-from toolcall.scanning import UNDECODED, JsonValueScanner, Markers, json_object_problem
+from toolcall.scanning import (
+    UNDECODED,
+    JsonValueScanner,
+    Markers,
+    json_object_problem,
+    name_problem,
+)
 from toolcall_hermes.grammar import END, START, structural_tag
 
 if TYPE_CHECKING:
@@ -347,8 +353,8 @@ class HermesStream(CallStream):
             self._member_read()
             return end
         string = _string_value("".join(self._string))
-        if string is None or (part is _Part.NAME and not string):
-            self._break()
+        if string is None or (part is _Part.NAME and name_problem(string) is not None):
+            self._break()  # no readable name (empty, a lone surrogate): not a call
         elif part is _Part.KEY_STRING:
             self._key = string
             self._part = _Part.COLON
@@ -760,7 +766,7 @@ def _python_call(body: str, cut: bool) -> _Literal | None:
             if role is _Role.VARIANT:
                 events.append((EventName.PARAMETERS_KEY, f'{key!r} read as "arguments"'))
         seen.add(read_as)
-    if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+    if not isinstance(name, str) or name_problem(name) or not isinstance(arguments, dict):
         return None
     try:
         text = json.dumps(arguments, ensure_ascii=False, allow_nan=False)

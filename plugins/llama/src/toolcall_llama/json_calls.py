@@ -405,11 +405,13 @@ class JsonCallStream(CallStream):
         self._release_held("a start marker with no call object")
         self._to_content()
 
-    def _release_held(self, why: str = "a start marker with no call after it") -> None:
+    def _release_held(
+        self, why: str = "a start marker with no call after it", *, said: bool = False
+    ) -> None:
         """What is held was content after all, verbatim (a held start marker too: then
-        ``unparsed-markup`` says why content holds it)."""
+        ``unparsed-markup`` says why content holds it; with ``said``, in any case)."""
         held = self.held
-        if self._marker_held:
+        if self._marker_held or said:
             self.event(EventName.UNPARSED_MARKUP, why, None)
         else:
             self._note_markup(held)
@@ -442,7 +444,7 @@ class JsonCallStream(CallStream):
         for item in reader.feed(text):
             self._take(text[cursor : item.end], start + cursor)
             cursor = max(cursor, item.end)
-            self._item(item, start)
+            self._item(item)
             if self._state is not _State.OBJECT:
                 return cursor
         self._take(text[cursor:], start + cursor)
@@ -469,7 +471,7 @@ class JsonCallStream(CallStream):
         else:
             self.hold(text, start)
 
-    def _item(self, item: Item, start: int) -> None:
+    def _item(self, item: Item) -> None:
         kind = item.kind
         if self._rejected:
             if kind in (ItemKind.CLOSE, ItemKind.BREAK):
@@ -504,7 +506,7 @@ class JsonCallStream(CallStream):
         elif kind is ItemKind.CLOSE:
             self._close_object()
         else:
-            self._break_object(item.end, start)
+            self._break_object(item.detail)
 
     def _note(self, name: str, detail: str) -> None:
         if not self._committed:
@@ -562,10 +564,10 @@ class JsonCallStream(CallStream):
         self._committed = False
         self._state = _State.AFTER
 
-    def _break_object(self, at: int, start: int) -> None:
-        """The object cannot be read from offset ``start + at`` on: that text is
-        content (a committed call keeps what it has)."""
-        del at, start
+    def _break_object(self, unreadable_name: str) -> None:
+        """The object cannot be read from here on: that text is content (a committed
+        call keeps what it has). ``unreadable_name``: why the name string that closed
+        is no name (``toolcall.scanning.name_problem``), if that is the break."""
         if self._committed:
             self._release_member()
             self.close_call()
@@ -573,10 +575,15 @@ class JsonCallStream(CallStream):
             self._to_content()
             self._line_start = False
             return
+        if unreadable_name and self._head is not _Head.DECLARED:
+            # A call object with no readable name is content, and says so, marked or not
+            # (after content only a declared name makes one: the others are plain text).
+            self._unreadable_object(unreadable_name, said=True)
+            return
         self._unreadable_object("a JSON object that breaks off before its name")
 
-    def _unreadable_object(self, why: str) -> None:
-        self._release_held(why)
+    def _unreadable_object(self, why: str, *, said: bool = False) -> None:
+        self._release_held(why, said=said)
         self._to_content()
 
     def _cut_object(self) -> bool:

@@ -62,7 +62,7 @@ from typing import Any, ClassVar
 import regex
 
 from toolcall import WHITESPACE, CallStream, EventName, Parser
-from toolcall.scanning import JsonValueScanner, json_object_problem
+from toolcall.scanning import JsonValueScanner, json_object_problem, name_problem
 from toolcall.strictness import Plan
 from toolcall_mistral.grammar import structural_tag
 
@@ -144,6 +144,7 @@ class _Reading:
     arguments: str = ""
     call_id: str | None = None
     events: list[tuple[str, str]] = field(default_factory=list)
+    unreadable: str = ""  # why the name is no name, when there is no call
 
 
 class MistralStream(CallStream):
@@ -676,17 +677,20 @@ class MistralStream(CallStream):
             if reader.name is not None:
                 self._commit(reader)
             return
-        if not committed:
+        if not committed or kind == "key":
+            # Before the name all is held; after it, a member's key is held until its
+            # value starts (framing then), and is content if the call ends first.
             self.hold(piece, at)
             return
-        if kind == "arguments" and not reader.held_string:
-            self.frame(at, at + len(piece))
-            self.arguments(piece, reader.scanner.value)
-        elif kind == "broken":
+        if kind == "broken":
             self.end_arguments()
+            self._release_element()
             self._element_content(piece, at)
         else:
+            self.settle()
             self.frame(at, at + len(piece))
+            if kind == "arguments" and not reader.held_string:
+                self.arguments(piece, reader.scanner.value)
         if kind in ("arguments", "string") and reader.arguments_done and reader.held_string:
             reader.held_string = False
             self._string_done(reader)
@@ -723,13 +727,21 @@ class MistralStream(CallStream):
                 self.arguments("{}")
             elif reader.held_string:
                 self.arguments(reader.arguments_text)
+            cut_value = not complete and reader.state == "value"
+            # (a repeated key is blanked: it was recorded when its value started)
+            if cut_value and reader.kind in ("skip", "id") and reader.key:
+                detail = f"{reader.key!r} ignored, its value cut off"
+                self.event(EventName.IGNORED_MEMBER, detail)
             if not complete and not cut:
                 self.event(EventName.TRUNCATED, "the call object was cut off")
+            self._release_element()  # the key of a member the call ended in
             self._last_element = complete
             self.close_call()
             return
+        unreadable = reader.unreadable if reader is not None else ""
         if self._element_literal and complete:
             reading = _read_literal_call("".join(self._element))
+            unreadable = reading.unreadable
             if reading.name is not None:
                 self.settle()
                 self._list_calls += 1
@@ -743,9 +755,12 @@ class MistralStream(CallStream):
             extent.finish()
         self._last_element = False
         if not self._list_calls:
-            self.event(EventName.UNPARSED_MARKUP, "[TOOL_CALLS] with no call object", None)
+            detail = unreadable or "[TOOL_CALLS] with no call object"
+            self.event(EventName.UNPARSED_MARKUP, detail, None)
             self.release()
         else:
+            if unreadable:  # an element that names no readable name is markup in content
+                self.event(EventName.UNPARSED_MARKUP, unreadable, None)
             self._release_element()
 
     def _element_content(self, text: str, start: int) -> None:
@@ -792,8 +807,8 @@ def _read_literal_call(text: str) -> _Reading:
     if not isinstance(value, dict):
         return _Reading()
     name = value.get("name")
-    if not isinstance(name, str) or not name:
-        return _Reading()
+    if not isinstance(name, str) or name_problem(name) is not None:
+        return _Reading(unreadable=name_problem(name) or "")
     reading = _Reading(name=name)
     reading.events.append((EventName.PYTHON_LITERAL, "the call object is a Python literal"))
     key = "arguments"
@@ -842,6 +857,7 @@ class _Object:
         self.arguments_seen = False
         self.arguments_done = False
         self.held_string = False
+        self.unreadable = ""  # why the name string that closed is no name
         self._arguments: list[str] = []
         self._events: list[tuple[str, str]] = []
 
@@ -867,7 +883,7 @@ class _Object:
             if state in ("key_string", "value"):
                 part, rest = self.scanner.feed(text[pos:])
                 end = size - len(rest)
-                kind = "structure"
+                kind = "key" if state == "key_string" else "structure"
                 if state == "value" and self.kind in ("name", "arguments"):
                     kind = self.kind
                 if self.kind == "arguments" and state == "value":
@@ -879,13 +895,15 @@ class _Object:
                 yield text[pos:end], start + pos, kind
                 pos = end
                 continue
+            # A member's key, up to its value, is "key" text: its fate waits on the value.
+            between = "key" if state in _KEY_STATES else "structure"
             found = _NOT_WHITESPACE.search(text, pos)
             if found is None:
-                yield text[pos:], start + pos, "structure"
+                yield text[pos:], start + pos, between
                 return
             at = found.start()
             if at > pos:
-                yield text[pos:at], start + pos, "structure"
+                yield text[pos:at], start + pos, between
             pos = at
             char = text[pos]
             if state == "value_start":
@@ -906,7 +924,7 @@ class _Object:
                 self.state = "key"
             else:
                 self.state = "closed"
-            yield char, start + pos, "structure"
+            yield char, start + pos, between
             pos += 1
 
     def _value_start(self, char: str) -> None:
@@ -946,10 +964,12 @@ class _Object:
         kind = self.kind
         if kind == "name":
             name = _json_string(text)
-            if name:
+            problem = name_problem(name)
+            if name is not None and problem is None:
                 self.name = name
             else:
-                self._break("a name that is not a string")
+                self.unreadable = problem or ""
+                self._break(self.unreadable)
         elif kind == "arguments":
             self.arguments_done = True
         elif kind == "id":
@@ -967,6 +987,10 @@ class _Object:
         self.broken = True
         if self.committed and not self.arguments_done:
             self._events.append((EventName.MALFORMED_ARGUMENTS, detail))
+
+
+#: The reader's states from a member's key to its value.
+_KEY_STATES = frozenset({"key_string", "colon", "value_start"})
 
 
 def _json_string(text: str) -> str | None:

@@ -24,9 +24,11 @@ allows it inside brackets. Length, range and pattern keywords are not enforced.
 
 Plans (what the parser reads, and nothing a schema forbids):
 
-* ``auto``: text, with a call list at the start of the output (after whitespace) or at
-  the start of a line (trigger ``\\n[``); ``olmo3``: text with ``<function_calls>``
-  blocks (trigger ``<function_calls>``);
+* ``auto``: text, with a call list at the start of the output (after whitespace), right
+  after a list there, after ``<|python_tag|>`` (trigger), or at the start of a line
+  (trigger ``\\n[``); where the parser reads a list as calls whatever its name (the
+  first three) the list must name declared tools; ``olmo3``: text with
+  ``<function_calls>`` blocks (trigger ``<function_calls>``);
 * ``required``: one call list (block) and nothing else but whitespace around it;
 * named: one call of that tool; ``parallel_tool_calls: false``: one call in all.
 
@@ -41,12 +43,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolcall.strictness import Obligation, Plan, ToolPlan
+from toolcall.tags import leaving
 
-__all__ = ["calls_grammar", "olmo3_tag", "pythonic_tag"]
+__all__ = ["PYTHON_TAG", "calls_grammar", "olmo3_tag", "pythonic_tag"]
 
 START = "<function_calls>"
 END = "</function_calls>"
-_BLANK = {"type": "regex", "pattern": r"[ \t\r\n]*"}
+_WS = r"[ \t\r\n]*"
+_BLANK = {"type": "regex", "pattern": _WS}
+#: Free text's first character where a list or <|python_tag|> would be calls.
+_TEXT = {"type": "regex", "pattern": _WS + r"[^\[< \t\r\n]"}
+#: Llama 3.2 may write it before the list (Meta's prompt-format document); it reaches
+#: the parser only when the request keeps special tokens.
+PYTHON_TAG = "<|python_tag|>"
 
 # Python literals, whatever their type. ``esc`` is a backslash escape the reader
 # decodes cleanly (no lone surrogate, no code point past U+10FFFF).
@@ -299,30 +308,51 @@ def pythonic_tag(plan: Plan) -> dict[str, Any] | None:
             "type": "structural_tag",
             "format": {"type": "sequence", "elements": [_BLANK, _tag("[", grammar, "]"), _BLANK]},
         }
+    listed = _tag("[", grammar, "]")
+    # After <|python_tag|> the parser reads a list as calls whatever its first name.
+    tagged = {
+        "type": "tag",
+        "begin": PYTHON_TAG,
+        "content": {"type": "sequence", "elements": [_BLANK, listed]},
+        "end": "",
+    }
+    triggers = ["\n[", PYTHON_TAG]
+    tags = [_tag("\n[", grammar, "]"), tagged]
     later: dict[str, Any]
     if plan.at_most_one:
-        later = {"type": "any_text", "excludes": ["\n["]}
+        later = {"type": "any_text", "excludes": triggers}
     else:
-        later = {"type": "triggered_tags", "triggers": ["\n["], "tags": [_tag("\n[", grammar, "]")]}
+        later = {"type": "triggered_tags", "triggers": triggers, "tags": tags}
     text_first = {
         "type": "triggered_tags",
-        "triggers": ["\n["],
-        "tags": [_tag("\n[", grammar, "]")],
+        "triggers": triggers,
+        "tags": tags,
         "stop_after_first": plan.at_most_one,
     }
+    # At the start of the output, and after a list there (whitespace between), the parser
+    # reads a list (or <|python_tag|> and a list) as calls whatever the first name: there
+    # the grammar opens the list itself, and the free text begins with anything else.
+    one = {"type": "or", "elements": [listed, tagged]}
+    lists = one
+    if not plan.at_most_one:
+        more = {"type": "sequence", "elements": [_BLANK, one]}
+        lists = {"type": "sequence", "elements": [one, {"type": "star", "content": more}]}
+    leave = {"type": "regex", "pattern": _WS + leaving(PYTHON_TAG)}
+
+    def text_after(then: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"type": "sequence", "elements": [_TEXT, then]},
+            {"type": "sequence", "elements": [leave, then]},
+        ]
+
+    after_lists = {"type": "or", "elements": [_BLANK, *text_after(later)]}
     return {
         "type": "structural_tag",
         "format": {
             "type": "or",
             "elements": [
-                {"type": "sequence", "elements": [_BLANK, _tag("[", grammar, "]"), later]},
-                {
-                    "type": "sequence",
-                    "elements": [
-                        {"type": "regex", "pattern": r"[ \t\r\n]*[^\[ \t\r\n]"},
-                        text_first,
-                    ],
-                },
+                {"type": "sequence", "elements": [_BLANK, lists, after_lists]},
+                *text_after(text_first),
                 _BLANK,
             ],
         },

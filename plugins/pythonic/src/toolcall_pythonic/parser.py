@@ -41,7 +41,7 @@ import regex
 from toolcall import WHITESPACE, CallStream, EventName, Parser
 from toolcall.pycall import PyCallReader
 from toolcall.strictness import Plan
-from toolcall_pythonic.grammar import olmo3_tag, pythonic_tag
+from toolcall_pythonic.grammar import PYTHON_TAG, olmo3_tag, pythonic_tag
 
 __all__ = [
     "END",
@@ -55,9 +55,6 @@ __all__ = [
 
 START = "<function_calls>"
 END = "</function_calls>"
-#: Llama 3.2 may write it before the list (Meta's prompt-format document); it reaches
-#: the parser only when the request keeps special tokens.
-PYTHON_TAG = "<|python_tag|>"
 #: In content, only a line break (``[`` first on a line) or the tag can lead to a list.
 _LIST_MAY_FOLLOW = regex.compile(r"[\n<]")
 #: What a call's name is made of (dots for dotted names, dashes for the recovery).

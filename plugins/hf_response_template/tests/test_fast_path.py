@@ -95,12 +95,20 @@ def test_content_with_delimiter_characters_between_calls_reads_alike() -> None:
     assert parsed.content == "a < b and <tools>\nthen x<y after <tool_c"
 
 
-def test_a_closer_inside_a_string_ends_the_call_and_its_blanks_are_trimmed() -> None:
-    # The closer ends the region wherever it stands; the unclosed value runs to it,
-    # trailing whitespace removed (DESIGN §6), whether the blanks came in pieces or not.
-    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo  \t </tool_call>'
+def test_blanks_the_fast_path_held_in_a_string_stay_in_it_before_a_closer_there() -> None:
+    # Inside a string the closer is string text: the blanks held before it go on with
+    # the string, whether they came in pieces or not.
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo  \t </tool_call>"}}'
+    parsed = parse_all_splits(parser(HERMES), text + "</tool_call>")
+    assert [call.arguments for call in parsed.tool_calls] == ['{"city": "Oslo  \t </tool_call>"}']
+
+
+def test_a_closer_after_an_unclosed_value_ends_the_call_and_its_blanks_are_trimmed() -> None:
+    # Outside a string the closer ends the region at any depth; the unclosed value runs to
+    # it, trailing whitespace removed (DESIGN §6), whether the blanks came in pieces or not.
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"  \t </tool_call>'
     parsed = parse_all_splits(parser(HERMES), text)
-    assert [call.arguments for call in parsed.tool_calls] == ['{"city": "Oslo']
+    assert [call.arguments for call in parsed.tool_calls] == ['{"city": "Oslo"']
 
 
 def test_the_output_ending_inside_a_string_keeps_the_text_without_its_blanks() -> None:

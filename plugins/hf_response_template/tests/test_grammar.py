@@ -19,6 +19,7 @@ from toolcall.strictness import resolve_plan
 from toolcall_conformance.grammar import GrammarSession
 from toolcall_conformance.tokenizers import get_tokenizer
 from toolcall_hf_response_template.grammar import GrammarError
+from toolcall_hf_response_template.patterns import looks_around
 
 HERMES = shipped("hermes")
 CODER = shipped("qwen3_coder")
@@ -178,3 +179,23 @@ def test_no_grammar_where_the_plan_applies_none() -> None:
     plan = resolve_plan(Request.from_openai(request))
     assert not plan.grammar
     assert parser(HERMES, **request).structural_tag(plan) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "asserts"),
+    [
+        # A class that starts with ^ (or holds ^ or $) matches characters: a grammar can say it.
+        (r"<parameter=(?P<key>[^>\n]+)>\n?", False),
+        (r"[a^$]x", False),
+        (r"\^\$", False),
+        # Anchors, boundaries and look-arounds test the text around a match.
+        (r"^\s*", True),
+        (r"end$", True),
+        (r"\bword", True),
+        (r"a(?=b)c", True),
+        (r"(?<!x)y", True),
+        (r"(?:a|(?!b)c)+", True),
+    ],
+)
+def test_an_anchor_is_told_from_a_negated_class(pattern: str, asserts: bool) -> None:
+    assert looks_around(pattern) is asserts

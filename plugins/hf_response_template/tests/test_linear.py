@@ -37,6 +37,12 @@ GPT_OSS = {
         },
     },
 }
+CALL_COLON = with_field(
+    HERMES, "tool_calls", open=None, open_pattern="<tool_call>call:(?P<name>\\w+)"
+)
+CALL_COLON["fields"]["tool_calls"]["transform"] = {
+    "function": {"name": "{name}", "arguments": "{content}"}
+}
 DIALECT = with_field(
     HERMES,
     "tool_calls",
@@ -105,6 +111,16 @@ SHAPES: dict[str, tuple[dict[str, object], Callable[[int], Sequence[str]]]] = {
     "lookahead-closer": (
         MISTRAL,
         lambda n: chars('[TOOL_CALLS]get_time[ARGS]{"a": "' + "[TOOL_CA" * (n // 4)),
+    ),
+    "closers-inside-a-string": (
+        HERMES,
+        lambda n: pieces(
+            '<tool_call>{"name": "get_time", "arguments": {"a": "' + "</tool_call>" * (n // 4)
+        ),
+    ),
+    "name-capture-that-keeps-growing": (
+        CALL_COLON,
+        lambda n: chars("<tool_call>call:" + "get_" * n),
     ),
 }
 

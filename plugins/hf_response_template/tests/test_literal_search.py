@@ -1,5 +1,5 @@
 """A literal delimiter in a long text is looked for with ``re`` first: it finds what the
-``regex`` module's partial search of the alternation finds (the oracle here), complete or
+definition says (the oracle here, a brute-force reading of the literals), complete or
 pending, wherever the match stands, at the end of the output or not."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 
 import pytest
-import regex
 
 from toolcall_hf_response_template.patterns import Delimiter, Found
 
@@ -15,18 +14,22 @@ _ALPHABET = "ab<>/"
 
 
 def _oracle(literals: list[str], text: str, pos: int, *, eos: bool) -> Found | None:
-    """What the alternation, longest literal first, matches from ``pos`` (``regex``'s
-    partial search: a match cut off by the end of the text is pending)."""
+    """The leftmost literal from ``pos``, the longest where several start there; before
+    the end of the output (``eos`` false), pending from the first place where a literal
+    is cut off by the end of the text and would win with more text (it starts further
+    left, or is longer than the one complete there)."""
     ordered = sorted(dict.fromkeys(literals), key=len, reverse=True)
-    pattern = regex.compile("|".join(regex.escape(s) for s in ordered))
-    match = pattern.search(text, pos, partial=not eos)
-    if match is None:
-        return None
-    start, end = match.span()
-    if match.partial:
-        return Found(start, end, pending=True) if start < len(text) else None
-    extends = any(a != b and a.startswith(b) for a in ordered for b in ordered)
-    return Found(start, end, pending=not eos and extends and end == len(text))
+    longest = len(ordered[0])
+    for start in range(pos, len(text)):
+        rest = len(text) - start
+        if not eos and rest < longest:
+            cut = [s for s in ordered if len(s) > rest and s.startswith(text[start:])]
+            if cut:
+                return Found(start, len(text), pending=True)
+        whole = [s for s in ordered if text.startswith(s, start)]
+        if whole:
+            return Found(start, start + len(whole[0]))
+    return None
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -58,6 +61,9 @@ def test_a_long_text_is_searched_as_the_alternation_reads_it(seed: int) -> None:
         (["</a>", "</a>>"], "</a>"),  # a shorter one ends it: it may grow (pending)
         (["</a>", "</a>>"], "</a"),  # cut off: pending unless the text ended
         (["</a>"], "</a>x"),
+        # a complete one, and a longer one from further left cut off by the end: pending
+        (["a>/<ab", ">"], "a>"),
+        (["<ab>", "b"], "<ab"),
     ],
 )
 def test_a_match_at_the_end_of_a_long_text(literals: list[str], end: str, *, eos: bool) -> None:

@@ -190,8 +190,8 @@ def test_text_after_the_value_in_the_region_is_content() -> None:
             '"get_time", "arguments": {}}',
         ),
         ('<tool_call>{"name": "get_time", "x": , "arguments": {}}</tool_call>', "", None),
-        # the region ends inside a member (a closer inside its string): no member, content
-        ('<tool_call>{"name": "get_time", "x": "a </tool_call> b"}</tool_call>', "", None),
+        # the region ends inside a member (its value not begun): no member, content
+        ('<tool_call>{"name": "get_time", "x": </tool_call>', "", None),
         ('<tool_call>{"name": "get_time", "x": "ab', "", '"x": "ab'),
         # junk after the arguments, inside the call object
         (
@@ -208,7 +208,7 @@ def test_a_break_in_the_call_object_leaves_the_rest_as_content(
     assert [(call.name, call.arguments) for call in parsed.tool_calls] == [("get_time", arguments)]
     if content is None:  # the broken member's text starts the content
         assert parsed.content is not None
-        assert parsed.content.startswith('"x": ')
+        assert parsed.content.startswith('"x":')
     else:
         assert parsed.content == content
     assert EventName.TRAILING_TEXT in events(parsed)
@@ -438,10 +438,10 @@ def test_an_element_that_breaks_is_content_whole() -> None:
 
 def test_dialect_arguments_the_region_ends_in_leave_the_rest_as_content() -> None:
     template = with_field(HERMES, "tool_calls", content_args={"unquoted_keys": True})
-    text = '<tool_call>{name: "get_weather", arguments: {city "Lima</tool_call> ok'
+    text = '<tool_call>{name: "get_weather", arguments: {city: [1, x</tool_call> ok'
     parsed = parse_checked(parser(template), text)
-    assert parsed.tool_calls[0].arguments == '{"city": '
-    assert parsed.content == '"Lima ok'
+    assert parsed.tool_calls[0].arguments == '{"city": [1, '
+    assert parsed.content == "x ok"
 
 
 def test_a_tag_cut_by_the_end_keeps_its_key_and_gives_its_value_as_content() -> None:

@@ -297,11 +297,16 @@ def test_a_bad_file_says_what_is_wrong(
     ("name", "markers", "starts"),
     [
         ("hermes", ("<think>", "</think>", "<tool_call>", "</tool_call>"), ()),
-        # a pattern gives the literal text its matches start with; an optional group
-        # first ((?:</function>\s*)?</tool_call>) leaves none
-        ("qwen3_coder", ("<think>", "</think>", "<tool_call>"), ()),
-        # a look-ahead closer has no text; ';' is a single character (punctuation)
-        ("mistral_v11", ("[THINK]", "[/THINK]", "[TOOL_CALLS]"), ()),
+        # a pattern gives each run of literal text it consumes, in an optional group too
+        # ((?:</function>\s*)?</tool_call>), blanks (\s*) between runs left out
+        (
+            "qwen3_coder",
+            ("<think>", "</think>", "<tool_call>", "<function=", "</function>", "</tool_call>"),
+            (),
+        ),
+        # in an alternative too ((?:\[ARGS\]|(?=\{))); a look-ahead closer has no text;
+        # ';' is a single character (punctuation)
+        ("mistral_v11", ("[THINK]", "[/THINK]", "[TOOL_CALLS]", "[ARGS]"), ()),
         ("mistral", ("[TOOL_CALLS]",), ()),
         # each alternative of the opener counts; ^\s*(?={) begins a call with no marker
         ("llama3_json", ("<|python_tag|>",), ("{",)),
@@ -313,3 +318,20 @@ def test_markers_and_unmarked_starts_come_from_every_alternative(
     template = load_template(shipped(name))
     assert markers_of(template) == markers
     assert unmarked_starts_of(template) == starts
+
+
+def test_an_optional_literal_group_after_a_literal_start_gives_both_markers() -> None:
+    # DeepSeek's opener reads the section marker before the first call only: its markers are
+    # both full marker runs, not their common start (of which the fuzz's nothing-lost
+    # oracle would find an 's' lost).
+    from toolcall_hf_response_template.patterns import Delimiter, literal_starts
+
+    opener = "<｜tool▁call(?:s▁begin｜><｜tool▁call)?▁begin｜>(?P<name>[^\\n<]+)<｜tool▁sep｜>"  # noqa: RUF001
+    assert literal_starts(Delimiter(pattern=opener)) == (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>",  # noqa: RUF001
+        "<｜tool▁call▁begin｜>",  # noqa: RUF001
+    )
+    assert literal_starts(Delimiter(pattern="a(?:b)?c(?:d)?e|x")) == (
+        "abcde", "abce", "acde", "ace", "x",
+    )  # fmt: skip
+    assert literal_starts(Delimiter(pattern="<t>(?:a|b)?c")) == ("<t>",)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import regex
 
-from toolcall.scanning import UNDECODED, JsonEmitter
+from toolcall.scanning import UNDECODED, JsonEmitter, name_problem
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.canonical import Canonical
 from toolcall_hf_response_template.jsontokens import SCALAR, STRING, JsonTokens, Token
@@ -117,6 +117,11 @@ class Body:
         """The region ends: its closer ``text`` at ``start`` (held; empty for the end of
         output or another opener)."""
         raise NotImplementedError
+
+    def inside(self) -> bool:
+        """Whether the text read so far ends inside the value, where the region's closer
+        is text (a JSON string of the call object)."""
+        return False
 
     def in_string(self) -> str | None:
         """Whether the body's next text, up to a ``"`` that is not escaped, an escape or
@@ -242,6 +247,7 @@ class JsonBody(Body):
         self.tokens = JsonTokens(args.get("string_delims", ()), start)
         self.stack: list[_Frame] = []
         self.root_seen = False
+        self.root_open = False  # the root is an object or a list
         self.skip = -1  # nesting inside a skipped value; -1: none
         self.broken = False  # the structure cannot be read any further
         # The current call (the root, or an element with transform_each).
@@ -283,6 +289,11 @@ class JsonBody(Body):
         if element is not None and not self.in_call:
             decided = min(decided, element.start)  # an element with no call yet
         self.decide(decided)
+
+    def inside(self) -> bool:
+        # A string of the root object or list, while it is read (a root that is a string
+        # is no call object: its closer is the closer).
+        return self.root_open and self.root_end < 0 and not self.trailing and self.tokens.in_string
 
     def in_string(self) -> str | None:
         # Raw arguments (their text as the model wrote it), streamed up to the blanks
@@ -444,6 +455,7 @@ class JsonBody(Body):
                 self.start_trailing(token.start, "text after the value")
                 return
             self.root_seen = True
+            self.root_open = token.kind in ("{", "[")
             self._value((), token)
             return
         top = stack[-1]
@@ -542,7 +554,7 @@ class JsonBody(Body):
         if relative == self.name_path:
             if duplicate or self.name is not None:
                 self.stream.event(EventName.DUPLICATE_KEY, f"{relative!r} given again", None)
-            elif kind == STRING and token.value:
+            elif kind == STRING and token.value is not None and not name_problem(token.value):
                 self._named(token.value)
                 if self.args_state == "done":
                     self._after_arguments()
@@ -665,12 +677,12 @@ class JsonBody(Body):
     def _defect(self, at: int, why: str) -> None:
         """A dialect value JSON cannot hold: the arguments stay as emitted, and the rest
         of the region is content (DESIGN §6, formats whose arguments are not JSON)."""
-        self.stream.event(EventName.MALFORMED_ARGUMENTS, why)
         self.args_state = "done"
         self.canon = None
         if not self.in_call:
-            self._break(at, why)
+            self._break(at, why)  # no call has these arguments: the region is content
             return
+        self.stream.event(EventName.MALFORMED_ARGUMENTS, why)
         self.start_trailing(at, "after a defect")
 
     # -- raw argument text -----------------------------------------------------------------

@@ -37,7 +37,7 @@ import regex
 from toolcall.schema_types import value_type
 from toolcall.strictness import Obligation
 from toolcall_hf_response_template.bodies import _group_span, _Tags
-from toolcall_hf_response_template.patterns import group_end
+from toolcall_hf_response_template.patterns import group_end, looks_around
 from toolcall_hf_response_template.stream import prompt_prefix
 from toolcall_hf_response_template.template import Field, Template
 
@@ -239,7 +239,7 @@ def _plain(pattern: str) -> str:
     """A template pattern as xgrammar's regex reads it: no named groups, no laziness, and
     no final look-ahead (what follows an opener is the body, which the grammar writes)."""
     pattern = _without_final_lookahead(pattern)
-    if regex.search(r"\(\?[=!<]|\\[AZbB]|(?<!\\)[\^$]", pattern):
+    if looks_around(pattern):
         msg = f"the pattern {pattern!r} uses an anchor or a look-around, which xgrammar lacks"
         raise GrammarError(msg)
     plain = regex.sub(r"\(\?P<\w+>", "(", pattern)

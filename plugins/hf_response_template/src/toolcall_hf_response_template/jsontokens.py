@@ -64,6 +64,12 @@ class JsonTokens:
         self._scalar_end = regex.compile(
             "|".join([r'[ \t\r\n,:\[\]{}"]', *(regex.escape(d[0]) for d in self._delims)])
         )
+        self._openers = (
+            regex.compile("|".join(regex.escape(d[0]) for d in self._delims))
+            if self._delims
+            else None
+        )
+        self._longest_opener = max((len(d[0]) for d in self._delims), default=0)
         self._held = ""  # text not tokenized yet: a token in progress, or a marker prefix
         self._held_start = start
         self._string: list[str] | None = None  # the raw parts of a "..." string in progress
@@ -179,7 +185,7 @@ class JsonTokens:
                 at += 1
             else:
                 stop = self._scalar_end.search(buffer, at + 1)
-                if stop is None and not end:
+                if not end and (stop is None or self._opener_pending(buffer, at, stop.start())):
                     break  # the scalar may go on
                 cut = size if stop is None else stop.start()
                 raw = buffer[at:cut]
@@ -188,6 +194,16 @@ class JsonTokens:
         self._buffer = ""
         self._held = buffer[at:]
         self._held_start = base + at
+
+    def _opener_pending(self, buffer: str, at: int, stop: int) -> bool:
+        """Whether a delimited string's opener may still complete after the scalar at
+        ``at`` and no later than ``stop``, where the scan would end it (``x<|"``: ``<|"|>``
+        may follow, and it ends the scalar before ``"`` does)."""
+        if self._openers is None:
+            return False
+        start = max(at + 1, len(buffer) - self._longest_opener + 1)
+        found = self._openers.search(buffer, start, partial=True)
+        return found is not None and found.partial and found.start() <= stop
 
     def _delim_at(self, buffer: str, base: int, at: int, *, end: bool) -> int | None:
         """The length of the opener of a delimited string at ``at`` (0: none; ``None``:

@@ -164,5 +164,9 @@ def template_parser(name: str, data: Mapping[str, Any]) -> type[HfParser]:
             # (vLLM's response-template route checks the tokenizer's template).
             "whole_message": False,
             "template_of": classmethod(template_of),
+            # The benchmark's Hermes example is not this format: it renders a named data
+            # format with the family's corpus script (bench/toolcall_bench/outputs.py).
+            "example_template": None,
+            "example_output": None,
         },
     )

@@ -39,6 +39,7 @@ __all__ = [
     "Delimiter",
     "Found",
     "linear_time_problem",
+    "looks_around",
 ]
 
 #: The longest text a pattern delimiter may match. Real delimiters are short (the
@@ -58,13 +59,45 @@ class Found:
 
     ``pending``: it may still change with more text (a partial match, or a match
     that reaches the end of the text and could grow), so nothing from ``start`` on
-    can be decided yet. ``groups`` are the named captures of a complete match.
+    can be decided yet. ``groups`` are the named captures of a complete match,
+    ``ending`` those of them that end where the match ends.
     """
 
     start: int
     end: int
     pending: bool = False
     groups: Mapping[str, str] | None = None
+    ending: frozenset[str] = frozenset()
+
+
+def looks_around(pattern: str) -> bool:
+    """Whether ``pattern`` holds an anchor, a word boundary or a look-around (what a
+    grammar, which writes text rather than searching it, cannot say); read with Python's
+    own regex parser, so ``[^>]`` is a class, not an anchor. Unreadable: ``True``."""
+    try:
+        parsed = sre_parser.parse(pattern, sre_constants.SRE_FLAG_DOTALL)
+    except (sre_constants.error, OverflowError, RecursionError):
+        return True
+    return _looks_around(list(parsed))
+
+
+def _looks_around(items: Sequence[tuple[Any, Any]]) -> bool:
+    for op, arg in items:
+        if op in (sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            return True
+        if op == sre_constants.SUBPATTERN:
+            inner = [list(arg[3])]
+        elif op == sre_constants.BRANCH:
+            inner = [list(branch) for branch in arg[1]]
+        elif op in (*_REPEATS, sre_constants.POSSESSIVE_REPEAT):
+            inner = [list(arg[2])]
+        elif op == sre_constants.ATOMIC_GROUP:
+            inner = [list(arg)]
+        else:
+            continue
+        if any(_looks_around(part) for part in inner):
+            return True
+    return False
 
 
 def linear_time_problem(pattern: str) -> str | None:
@@ -292,6 +325,7 @@ class Delimiter:
         "longest",
         "pattern",
         "prefix",
+        "probe",
         "settles",
         "source",
         "starts",
@@ -315,6 +349,8 @@ class Delimiter:
             self.longest = max(map(len, unique))
             self.settles = not self.can_extend
             self.source = " or ".join(repr(s) for s in unique)
+            #: A single literal never matches where a longer match could still start.
+            self.probe = _probe(self.pattern) if len(unique) > 1 else None
         else:
             assert pattern is not None
             self.literals = None
@@ -325,6 +361,7 @@ class Delimiter:
             #: A complete match at the end of the text is final (see settles_at_end).
             self.settles = settles_at_end(pattern)
             self.source = repr(pattern)
+            self.probe = _probe(self.pattern)
         #: The characters a match can start at (see match_starts).
         self.starts = (
             frozenset(text[0] for text in self.literals)
@@ -350,12 +387,12 @@ class Delimiter:
         complete = self.complete
         if complete is not None and len(text) - pos >= _LONG_TEXT:
             # A partial match starts within the last ``longest - 1`` characters: a complete
-            # match before them is the leftmost match; else none starts before either.
+            # match before them is the leftmost match, and final (a longer literal there
+            # would fit); else none starts before either.
             tail = max(pos, len(text) - self.longest + 1)
             found = complete.search(text, pos)
             if found is not None and found.start() < tail:
-                start, end = found.span()
-                return Found(start, end, pending=not eos and self.can_extend and end == len(text))
+                return Found(*found.span())
             pos = tail if found is None else min(found.start(), tail)
         match = self.pattern.search(text, pos, partial=not eos)
         if match is None:
@@ -363,8 +400,30 @@ class Delimiter:
         start, end = match.span()
         if match.partial:
             return Found(start, end, pending=True) if start < len(text) else None
-        pending = not eos and self.can_extend and end == len(text)
-        return Found(start, end, pending=pending)
+        if not eos:
+            grows = self._grows(text, max(pos, len(text) - self.longest + 1), start)
+            if grows >= 0:
+                return Found(grows, len(text), pending=True)
+        return Found(start, end)
+
+    def _grows(self, text: str, low: int, start: int) -> int:
+        """Where, from ``low`` up to ``start`` (a complete match's), a match could still
+        start that more text would make win over it: a match from further left, or one
+        that the pattern tries before this one from ``start`` (a greedy repeat or an
+        earlier alternative that ran into the end of the text). -1: none can.
+
+        ``regex`` prefers any complete match to a partial one, so the search alone
+        settles ``[TOOL_CALLS]`` in ``[TOOL_CALLS][TOOL`` while the repeat of
+        ``\\[TOOL_CALLS\\](?:\\[TOOL_CALLS\\])*`` may still take the rest. The probe is the
+        pattern made atomic and made to fail: its partial match is where a path tried
+        before the first complete match ran into the end (paths after it are not
+        tried, so a lazy ``.*?`` does not make every match wait)."""
+        if self.probe is None or low > start:
+            return -1
+        found = self.probe.search(text, low, partial=True)
+        if found is None or found.start() > start:
+            return -1
+        return int(found.start())
 
     def _windowed(self, text: str, pos: int, eos: bool) -> Found | None:
         size = len(text)
@@ -397,8 +456,22 @@ class Delimiter:
                 start = begin + 1
                 continue
             pending = not eos and end == size and not self.settles
-            return Found(begin, end, pending=pending, groups=_groups(match))
+            if last and not eos and not pending:
+                # Only in the last window can a path run into the end of the text: in
+                # another, a match starts in its first half and is shorter than the rest.
+                grows = self._grows(text, max(start, size - window), begin)
+                if grows >= 0:
+                    return Found(grows, size, pending=True)
+            return Found(begin, end, pending=pending, groups=_groups(match), ending=_ending(match))
         return None
+
+
+def _probe(pattern: regex.Pattern[str]) -> regex.Pattern[str]:
+    """``pattern`` made atomic and made to fail (see :meth:`Delimiter._grows`)."""
+    source = pattern.pattern
+    if pattern.flags & regex.VERBOSE:
+        source += "\n"  # a trailing comment must not swallow the wrapper's end
+    return regex.compile(f"(?>(?:{source}))(?!)", regex.DOTALL)
 
 
 def match_starts(pattern: str) -> frozenset[str] | None:
@@ -542,12 +615,53 @@ def _literal_prefix(pattern: str) -> str:
 
 def literal_starts(delimiter: Delimiter) -> tuple[str, ...]:
     """The literal texts a delimiter's matches start with: its literals, or the literal
-    prefix of each top-level alternative of its pattern (empty ones left out)."""
+    prefix of each top-level alternative of its pattern (empty ones left out), an optional
+    group of literal text right after a prefix read both ways (DeepSeek's opener, whose
+    optional group holds the section marker: both marker runs, not their common start)."""
     if delimiter.literals is not None:
         return delimiter.literals
-    branches = _top_level_branches(delimiter.pattern.pattern)
-    found = [_literal_prefix(branch) for branch in branches]
+    found: list[str] = []
+    for branch in _top_level_branches(delimiter.pattern.pattern):
+        found.extend(_optional_literal_expansions(branch, depth=0))
     return tuple(dict.fromkeys(text for text in found if text))
+
+
+def _optional_literal_expansions(branch: str, *, depth: int) -> list[str]:
+    prefix = _literal_prefix(branch)
+    cut = _literal_prefix_end(branch)
+    if depth == _EXPANDED or not branch.startswith("(?:", cut):
+        return [prefix]
+    end = group_end(branch, cut)
+    inner = branch[cut + 3 : end - 1]
+    if not branch.startswith("?", end) or any(char in _META for char in inner):
+        return [prefix]
+    rest = branch[end + 1 :]
+    both = (
+        *_optional_literal_expansions(inner + rest, depth=depth + 1),
+        *_optional_literal_expansions(rest, depth=depth + 1),
+    )
+    return [prefix + text for text in both]
+
+
+#: At most this many optional groups are read both ways (2**4 literal starts per branch).
+_EXPANDED: Final = 4
+
+
+def _literal_prefix_end(pattern: str) -> int:
+    """Where :func:`_literal_prefix` stops reading ``pattern``."""
+    if _top_level_alternation(pattern):
+        return 0
+    at = 0
+    while at < len(pattern):
+        step = 1
+        if pattern[at] == "\\" and at + 1 < len(pattern) and not pattern[at + 1].isalnum():
+            step = 2
+        elif pattern[at] in _META:
+            break
+        if at + step < len(pattern) and pattern[at + step] in "*+?{":
+            break
+        at += step
+    return at
 
 
 #: What may stand before a look-ahead and match no text of its own: anchors, blanks, a
@@ -641,3 +755,8 @@ def group_end(pattern: str, start: int) -> int:
 
 def _groups(match: Any) -> dict[str, str]:
     return {key: value for key, value in match.groupdict().items() if value is not None}
+
+
+def _ending(match: Any) -> frozenset[str]:
+    end = match.end()
+    return frozenset(key for key in match.groupdict() if match.end(key) == end)

@@ -14,12 +14,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolcall import Parser, hookimpl
+from toolcall.hookspecs import Subparsers
+from toolcall_hf_response_template.auto import AutoParser, parser_from_chat_template
+from toolcall_hf_response_template.cli import add_derive
 from toolcall_hf_response_template.parser import HfParser, template_parser
 
 
 @hookimpl
 def toolcall_parsers() -> Sequence[type[Parser]]:
-    return [HfParser]
+    return [HfParser, AutoParser]
+
+
+@hookimpl
+def toolcall_parser_from_chat_template(chat_template: str) -> type[Parser] | None:
+    return parser_from_chat_template(chat_template)
+
+
+@hookimpl
+def toolcall_add_commands(subparsers: Subparsers) -> None:
+    add_derive(subparsers)
 
 
 @hookimpl

@@ -9,6 +9,15 @@ then the longest, then an opener before a closer, then the field name's order. A
 delimiter that may still complete (a partial match, or a pattern match that reaches
 the end of the text and could grow) holds back everything from its start.
 
+Two rules read the text around a delimiter. A region's closer may stand inside the
+region's value, where it is text (a JSON string of a ``json`` region holds
+``</tool_call>``): the scanner's *gate* is asked at each closer it finds, after the
+text before it has gone to the region, and a closer the gate says is inside is a
+character of text (the search goes on from the next one). And a name capture that
+ends the opener's match is whole only where a name cannot go on (:data:`NAME_CHAR`):
+``call:(?P<name>\\w+)`` matching ``call:get`` of ``call:get-weather`` cut the name
+short, so the region opens without the capture (it gives no name, and no call).
+
 :class:`RegionScanner` applies them to a growing text with work proportional to
 what is fed (each delimiter's last search is reused until the text passes it), and
 keeps only the undecided end of the text (plus a little context for ``^`` and
@@ -17,17 +26,23 @@ look-behinds).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
+
+import regex
 
 from toolcall_hf_response_template.patterns import Delimiter, Found
 from toolcall_hf_response_template.template import Field, Template
 
-__all__ = ["Close", "Open", "RegionScanner", "Text"]
+__all__ = ["NAME_CHAR", "Close", "Gate", "Open", "RegionScanner", "Text"]
 
 #: Characters kept before the undecided text, for look-behinds and ``^``.
 _CONTEXT: Final = 64
+#: What a tool name is made of (OpenAI's ``[A-Za-z0-9_-]``, any script's letters and
+#: digits, and the ``.`` of namespaced names): a name capture followed by one of these
+#: where the opener's match ends was cut short by the pattern.
+NAME_CHAR: Final = regex.compile(r"[\w.\-]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +79,11 @@ class Close:
 
 
 Event = Text | Open | Close
+#: Asked when the current region's closer is found: ``events`` (the scanner's events
+#: before it, which the gate takes: it applies them and empties the list) bring the
+#: region's text up to the closer; ``True`` if the closer stands inside the region's
+#: value, where it is text.
+Gate = Callable[[list[Event]], bool]
 
 
 @dataclass(slots=True)
@@ -78,8 +98,9 @@ class _Cached:
 class RegionScanner:
     """The region events of a text fed in pieces (offsets count from its start)."""
 
-    def __init__(self, template: Template) -> None:
+    def __init__(self, template: Template, gate: Gate | None = None) -> None:
         self.template = template
+        self.gate = gate
         self._implicit = template.fields[template.implicit] if template.implicit else None
         self._current: Field | None = self._implicit
         self._opened = False  # whether the current region has opened (implicit: lazily)
@@ -167,17 +188,30 @@ class RegionScanner:
     def _run(self, events: list[Event], *, eos: bool) -> None:
         while True:
             best: tuple[tuple[int, int, int, str], bool, Field, Found] | None = None
-            hold = self._base + len(self._buffer)
+            size = self._base + len(self._buffer)
+            hold = size
             for opener, field, delimiter in self._watch():
                 found = self._find(delimiter, eos=eos)
                 if found is None:
                     continue
-                if found.pending:
+                if found.pending or (opener and self._name_cut(field, found, eos=eos) is None):
                     hold = min(hold, found.start)
                     continue
                 key = (found.start, found.start - found.end, 0 if opener else 1, field.name)
                 if best is None or key < best[0]:
                     best = (key, opener, field, found)
+            at = best[3].start if best is not None and best[3].start < hold else hold
+            if self._gated(at < size or best is not None):
+                # A closer (or the start of one) of the current region: not one if the gate
+                # finds it inside the region's value, after the text before it.
+                if at > self._pos:
+                    self._text(events, at)
+                assert self.gate is not None
+                if self.gate(events):
+                    if at < size:
+                        self._text(events, at + 1)
+                        continue
+                    best, hold = None, size
             if best is not None and best[3].start < hold:
                 _, opener, field, found = best
                 if found.start > self._pos:
@@ -185,10 +219,14 @@ class RegionScanner:
                 text = self._slice(found.start, found.end)
                 self._pos = found.end
                 if opener:
+                    captures = found.groups or {}
+                    if self._name_cut(field, found, eos=eos):
+                        name = _name_group(field)
+                        captures = {key: value for key, value in captures.items() if key != name}
                     self._close(events, "", found.start, "open")
                     self._current = field
                     self._opened = True
-                    events.append(Open(field, text, found.start, found.groups or {}))
+                    events.append(Open(field, text, found.start, captures))
                     continue
                 had_text = self._opened
                 self._close(events, text, found.start, "close")
@@ -204,6 +242,29 @@ class RegionScanner:
             if hold > self._pos:
                 self._text(events, hold)
             return
+
+    def _gated(self, found: bool) -> bool:
+        """Whether a closer ``found`` of the current region is for the gate to judge."""
+        current = self._current
+        return (
+            found
+            and self.gate is not None
+            and current is not None
+            and current is not self._implicit
+        )
+
+    def _name_cut(self, field: Field, found: Found, *, eos: bool) -> bool | None:
+        """Whether the opener ``found`` of ``field`` cut its name capture short: the capture
+        ends the match and a name character follows, or the output ends there (the name may
+        have gone on, as a JSON name cut off in its string); ``None``: the text so far ends
+        there, and what follows is not known yet."""
+        name = _name_group(field)
+        if name is None or name not in found.ending:
+            return False
+        at = found.end - self._base
+        if at >= len(self._buffer):
+            return True if eos else None
+        return NAME_CHAR.match(self._buffer, at) is not None
 
     def _find(self, delimiter: Delimiter, *, eos: bool) -> Found | None:
         """The delimiter's leftmost match from the current position, reusing the last
@@ -230,6 +291,7 @@ class RegionScanner:
                 local.end + self._base,
                 pending=local.pending,
                 groups=local.groups,
+                ending=local.ending,
             )
         self._cache[id(delimiter)] = _Cached(pos, size, found)
         return found
@@ -264,3 +326,9 @@ class RegionScanner:
         if cut > 0:
             self._buffer = self._buffer[cut:]
             self._base += cut
+
+
+def _name_group(field: Field) -> str | None:
+    """The opener's group that gives the name of ``field``'s calls, if one does."""
+    shape = field.shape
+    return shape.name.name if shape is not None and shape.name.kind == "capture" else None

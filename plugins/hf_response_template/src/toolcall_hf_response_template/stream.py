@@ -30,7 +30,7 @@ from toolcall.callstream import CallStream
 from toolcall.scanning import string_body_stop
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.bodies import Body, End, make_body
-from toolcall_hf_response_template.regions import Close, Open, RegionScanner, Text
+from toolcall_hf_response_template.regions import Event, Open, RegionScanner, Text
 from toolcall_hf_response_template.template import CONTENT, THINKING, Field, Template, markers_of
 
 if TYPE_CHECKING:
@@ -82,6 +82,10 @@ class _Region:
 
     def text(self, text: str, start: int) -> None:
         self.stream.content(text, start)
+
+    def prompt(self, text: str) -> None:
+        """Text of the region that the prompt holds (not output): the region goes on."""
+        del text
 
     def close(self, text: str, start: int, how: End) -> None:
         del how
@@ -149,6 +153,12 @@ class _Thinking(_Region):
             self.blank_at = start + len(kept)
             self.blank = [text[len(kept) :]]
             stream.hold(self.blank[0], self.blank_at)
+
+    def prompt(self, text: str) -> None:
+        # strip trims the region's text as a whole: once the prompt wrote some of it, the
+        # output's blanks are inside it, not at its start.
+        if text.strip(WHITESPACE):
+            self.started = True
 
     def close(self, text: str, start: int, how: End) -> None:
         if self.blank_at >= 0:
@@ -234,7 +244,7 @@ class HfStream(CallStream):
         template = parser.template
         self.template = template
         self.tools_on = self.request.tool_choice != "none"
-        self.scanner = RegionScanner(template)
+        self.scanner = RegionScanner(template, gate=self._inside)
         self.region: _Region | None = None
         self.held_at = -1  # where the scanner's undecided text starts, held by the machine
         markers = markers_of(template)
@@ -339,7 +349,15 @@ class HfStream(CallStream):
 
     # -- regions ----------------------------------------------------------------------------
 
-    def _apply(self, events: list[Text | Open | Close]) -> None:
+    def _inside(self, events: list[Event]) -> bool:
+        """The region scanner's gate: the closer of a tool region found after ``events``
+        stands inside its value (a JSON string), where it is text."""
+        self._apply(events)
+        events.clear()
+        region = self.region
+        return isinstance(region, _Tool) and region.body is not None and region.body.inside()
+
+    def _apply(self, events: list[Event]) -> None:
         for event in events:
             text, start = self._output(event.text, event.start)
             if isinstance(event, Text):
@@ -347,6 +365,8 @@ class HfStream(CallStream):
                     self._outside(text, start)
                     continue
                 assert self.region is not None  # the scanner opens a region before its text
+                if event.start < self.prefix:
+                    self.region.prompt(event.text[: self.prefix - event.start])
                 if text:
                     self.region.text(text, start)
             elif isinstance(event, Open):

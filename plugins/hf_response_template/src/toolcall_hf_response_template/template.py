@@ -29,10 +29,10 @@ from typing import Any, Final
 import regex
 
 from toolcall.types import WHITESPACE
+from toolcall_hf_response_template.markup import literal_pieces
 from toolcall_hf_response_template.patterns import (
     Delimiter,
     linear_time_problem,
-    literal_starts,
     lookahead_starts,
 )
 from toolcall_hf_response_template.transform import (
@@ -431,11 +431,12 @@ def unmarked_starts_of(template: Template) -> tuple[str, ...]:
 
 def markers_of(template: Template) -> tuple[str, ...]:
     """The template's delimiters as literal text: every opener and closer (a pattern by
-    the literal text each of its alternatives starts with), blanks at either end left
-    out. A single character (llama3's ``;``) is punctuation, not a marker."""
+    each run of literal text it consumes: qwen3_coder's closer gives ``</function>`` and
+    ``</tool_call>``, mistral_v11's opener ``[TOOL_CALLS]`` and ``[ARGS]``), blanks at
+    either end left out. A single character (llama3's ``;``) is punctuation, not a marker."""
     found: list[str] = []
     for field in template.fields.values():
         for delimiter in (field.open, field.close):
             if delimiter is not None:
-                found.extend(text.strip(WHITESPACE) for text in literal_starts(delimiter))
+                found.extend(text.strip(WHITESPACE) for text in literal_pieces(delimiter))
     return tuple(dict.fromkeys(marker for marker in found if len(marker) > 1))

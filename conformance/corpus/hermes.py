@@ -9,14 +9,14 @@ Cases land in ``toolcall_conformance/cases/hermes/<tokenizer>/``:
   151658), as Qwen2.5, QwQ and Qwen3 emit them (Qwen3 shares the vocabulary and the ids);
 * ``llama3.1``: the markers are plain text split over several tokens, as Hermes 3 (on the
   Llama-3.1 vocabulary) writes them when they are not added tokens. Hermes-3's own added
-  token ids are not available offline (reference/tokenizers.md §2.6), so these cases use the
+  token ids are not available offline (no offline source has them), so these cases use the
   stock Llama-3.1 tokenizer and its stop ids, and say so.
 
 Provenance:
 
 * ``template``: the assistant turn as the model's chat template renders it, cut after the
   generation prompt ``<|im_start|>assistant\\n`` and before ``<|im_end|>`` (what the model
-  writes when it reproduces its training format). The rules, from reference/tokenizers.md §3
+  writes when it reproduces its training format). The rules, from the published chat templates
   and the templates themselves, are written out in :func:`qwen25_turn`, :func:`hermes3_turn`
   and :func:`vllm_hermes_turn`; ``tool_call.arguments | tojson`` is transformers' filter
   (``json.dumps(..., ensure_ascii=False)`` with the default separators).
@@ -596,6 +596,26 @@ case(
     grammar="reject",
     refusal=(at('""', 1), "the name string closes before any declared name"),
     notes="an empty name is no readable name",
+)
+case(
+    "name-lone-surrogate-escape",
+    '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "\\ud800", "arguments": {}}\n</tool_call>',
+    content='<tool_call>\n{"name": "\\ud800", "arguments": {}}\n</tool_call>',
+    calls=[("get_time", {})],
+    notes="a name UTF-8 cannot write (a lone surrogate escape) is no readable name: that tag "
+    "is no call and is content, verbatim (DESIGN §6); the call before it stands",
+    grammar="reject",
+    refusal=(at('"\\ud800"', 1), "no declared tool's name starts with a backslash"),
+)
+case(
+    "name-surrogate-pair-escape",
+    '<tool_call>\n{"name": "get_time\\ud83d\\udd50", "arguments": {}}\n</tool_call>',
+    content=None,
+    calls=[("get_time\N{CLOCK FACE ONE OCLOCK}", {})],
+    notes="a surrogate pair escape is one character of the name, kept as the model wrote it",
+    grammar="reject",
+    refusal=(at("\\ud83d"), "the declared name get_time ends here: its closing quote must come"),
 )
 case(
     "missing-final-brace",

@@ -5,7 +5,7 @@
 
 Every case carries the template it is parsed with (``response_template.template``) and,
 where the chat template prefills part of the message, the end of the rendered prompt
-(``response_template.prompt``). Three templates, from
+(``response_template.prompt``). The templates, from
 ``toolcall_hf_response_template/templates/``:
 
 * ``hermes``: the Qwen2.5 / Qwen3 / Hermes JSON format, ``<tool_call>{"name", "arguments"}
@@ -19,7 +19,16 @@ where the chat template prefills part of the message, the end of the rendered pr
   offline); constructed cases in that format;
 * ``glm``: GLM-4.5/4.6/4.7 ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>
   </tool_call>``, with ``<think>`` reasoning; on the GLM-4.5 tokenizer; ``template`` cases are
-  the GLM-4.6 chat template's rendering (:func:`glm.glm46_turn`, from the GLM corpus script).
+  the GLM-4.6 chat template's rendering (:func:`glm.glm46_turn`, from the GLM corpus script);
+* ``llama3_json`` (on the Llama 3.1 tokenizer) and ``mistral_v11`` (on the v11 tekken
+  tokenizer): a closer inside a JSON string of the arguments;
+* ``mistral`` (before v11: ``[TOOL_CALLS][{...}]``, the opener may repeat) on the Mistral v3
+  and tekken tokenizers, and ``mistral_v11`` (``[TOOL_CALLS]NAME[ARGS]{...}``) on the v11
+  tekken tokenizer: how a pattern delimiter is matched (a longer match of the opener wins
+  however the text is cut; a pattern's literal text alone in content is content);
+
+and ``CALL_COLON``, written here in the style of Gemma 4's ``call:NAME{...}`` (on the Qwen2.5
+tokenizer): a name capture that the opener's pattern cuts short.
 
 Every ``expected`` is written by hand from the parsing policy (DESIGN §6,
 plugins/hf_response_template/README.md) and the template, never from a parser's output.
@@ -46,6 +55,9 @@ TEMPLATES = (
 PARSER = "hf"
 QWEN = "qwen2.5"
 GLM = "glm4.5"
+MISTRAL_V3 = "mistral-v3"
+TEKKEN = "mistral-tekken"
+TEKKEN_V11 = "mistral-tekken-v11"
 
 
 def _script(name: str) -> ModuleType:
@@ -71,6 +83,9 @@ def template(name: str) -> dict[str, Any]:
 HERMES = template("hermes")
 CODER = template("qwen3_coder")
 GLM_TEMPLATE = template("glm")
+LLAMA3_JSON = template("llama3_json")
+MISTRAL = template("mistral")
+MISTRAL_V11 = template("mistral_v11")
 
 CONSTRUCTED = "written by hand for the hf parsing policy (plugins/hf_response_template/README.md)"
 CODER_FORMAT = (
@@ -271,6 +286,24 @@ case(
     notes="no name at content.name: the region is content, verbatim with its markup",
 )
 case(
+    "hermes-name-lone-surrogate-escape",
+    '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "\\ud800", "arguments": {}}\n</tool_call>',
+    template=HERMES,
+    content='<tool_call>\n{"name": "\\ud800", "arguments": {}}\n</tool_call>',
+    calls=[("get_time", {})],
+    notes="a name UTF-8 cannot write (a lone surrogate escape) is no readable name: that "
+    "region gives no call and is content, verbatim with its markup; the call before it stands",
+)
+case(
+    "hermes-name-surrogate-pair-escape",
+    '<tool_call>\n{"name": "get_time\\ud83d\\udd50", "arguments": {}}\n</tool_call>',
+    template=HERMES,
+    content=None,
+    calls=[("get_time\N{CLOCK FACE ONE OCLOCK}", {})],
+    notes="a surrogate pair escape is one character of the name, kept as the model wrote it",
+)
+case(
     "hermes-truncated",
     '<tool_call>\n{"name": "get_current_weather", "arguments": {"location": "Bost',
     template=HERMES,
@@ -318,12 +351,41 @@ case(
     '<tool_call>\n{"name": "write_file", "arguments": {"path": "notes.md", "content": '
     '"Wrap it in </tool_call> and stop."}}\n</tool_call>',
     template=HERMES,
-    content='and stop."}}\n</tool_call>',
-    calls=[("write_file", '{"path": "notes.md", "content": "Wrap it in')],
+    content=None,
+    calls=[("write_file", {"path": "notes.md", "content": "Wrap it in </tool_call> and stop."})],
     notes=(
-        "the region spec ends a region at its closer wherever it stands, also inside a JSON "
-        "string (as transformers does): the arguments run to it, trailing blanks trimmed, and "
-        "the rest is content (the hermes family reads strings; a template cannot)"
+        "inside a JSON string of the call object the closer is string text (as the hermes "
+        "family reads it): the region ends at the closer after the object"
+    ),
+)
+case(
+    "hermes-string-never-closes",
+    '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.md", "content": "Done.'
+    "</tool_call>",
+    template=HERMES,
+    content=None,
+    calls=[("write_file", '{"path": "a.md", "content": "Done.</tool_call>')],
+    notes=(
+        "a closer inside an open JSON string is string text, never the closer, so the string "
+        "runs to the end of output: the call keeps the model's argument text so far, not "
+        "closed (truncated), as the hermes family reads it"
+    ),
+)
+
+# ---- hermes: reasoning the prompt began ---------------------------------------------------
+
+case(
+    "hermes-prefilled-reasoning-continues",
+    " no tool is needed.\n</think>\n\nThe capital of France is Paris.",
+    template=HERMES,
+    prompt="<|im_start|>assistant\n<think>\nThe user asks for the capital of France;",
+    reasoning=" no tool is needed.",
+    content="The capital of France is Paris.",
+    calls=[],
+    notes=(
+        "the prompt ends inside <think> after some reasoning: strip trims the region's text as "
+        "a whole, so the output's leading space is inside it (only the prompt's newline is at "
+        "its start), and the reasoning is what the output wrote"
     ),
 )
 
@@ -503,6 +565,18 @@ case(
     **CODER_CASE,
 )
 
+case(
+    "qwen3-coder-stray-closer",
+    "The call ends at </tool_call>, after </function>.",
+    content="The call ends at </tool_call>, after </function>.",
+    calls=[],
+    notes=(
+        "the closer pattern's text alone in content (its optional </function> too) is content, "
+        "verbatim: nothing opened a region (unparsed-markup)"
+    ),
+    **CODER_CASE,
+)
+
 # ---- glm: the GLM-4.6 chat template's rendering, and GLM-4.7's compact framing -------------
 
 GLM_CASE = {"template": GLM_TEMPLATE, "tokenizer": GLM, "model": GLM_MODEL}
@@ -557,6 +631,135 @@ case(
         "text is content, verbatim"
     ),
     **GLM_CASE,
+)
+
+
+# ---- other json templates: a closer inside a string -----------------------------------------
+
+case(
+    "llama3-json-separator-inside-a-string",
+    '{"name": "search", "parameters": {"query": "ls; pwd", "top_k": 2}}; '
+    '{"name": "get_time", "parameters": {"timezone": "UTC"}}',
+    template=LLAMA3_JSON,
+    tokenizer="llama3.1",
+    model="meta-llama/Llama-3.1-8B-Instruct",
+    content=None,
+    calls=[("search", {"query": "ls; pwd", "top_k": 2}), ("get_time", {"timezone": "UTC"})],
+    notes=(
+        "the llama3_json template: a call ends at ';' and the next opens after it; the ';' "
+        "inside the query string is string text, so the first call ends at the one after its "
+        "object (the last call ends with the output: the closer may be a look-ahead)"
+    ),
+)
+case(
+    "mistral-v11-opener-inside-a-string",
+    '[TOOL_CALLS]write_file[ARGS]{"path": "a.md", "content": "then [TOOL_CALLS]get_time"}'
+    '[TOOL_CALLS]get_time[ARGS]{"timezone": "UTC"}',
+    template=MISTRAL_V11,
+    tokenizer="mistral-tekken-v11",
+    model="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+    content=None,
+    calls=[
+        ("write_file", {"path": "a.md", "content": "then [TOOL_CALLS]get_time"}),
+        ("get_time", {"timezone": "UTC"}),
+    ],
+    notes=(
+        "the mistral_v11 template: a call ends where the next [TOOL_CALLS] starts (a "
+        "look-ahead closer), but not inside a JSON string of its arguments"
+    ),
+)
+
+# ---- a name capture the opener's pattern cuts short ----------------------------------------
+
+CALL_COLON = {
+    "version": 1,
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": "<tool_call>call:(?P<name>\\w+)",
+            "close": "</tool_call>",
+            "content": "json",
+            "repeats": True,
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
+        }
+    },
+}
+
+case(
+    "capture-cuts-a-name-short",
+    '<tool_call>call:get-time{"timezone": "UTC"}</tool_call>\n'
+    '<tool_call>call:get_time{"timezone": "UTC"}</tool_call>',
+    template=CALL_COLON,
+    content='<tool_call>call:get-time{"timezone": "UTC"}</tool_call>',
+    calls=[("get_time", {"timezone": "UTC"})],
+    source=(
+        "written by hand for the hf parsing policy (plugins/hf_response_template/README.md), "
+        "with a template in the style of Gemma 4's (<|tool_call>call:NAME{...}, the name "
+        "captured by \\w+), on Qwen2.5's tokens"
+    ),
+    model="none: a template in the style of Gemma 4's (Qwen2.5 tokenizer)",
+    notes=(
+        "the capture \\w+ stops at '-', a character a tool name is made of, where the opener's "
+        "match ends: the pattern cut the name short, so the first region gives no name and is "
+        "content, verbatim (no call named 'get'); the second is a call"
+    ),
+)
+
+
+# ---- mistral and mistral_v11: pattern delimiters -------------------------------------------
+
+MISTRAL_FORMAT = (
+    "constructed in the Mistral tool-call format before v11 ('[TOOL_CALLS]' and a JSON list of "
+    "{name, arguments}; plugins/mistral/README.md)"
+)
+V11_FORMAT = (
+    "constructed in the v11+ Mistral tool-call format ('[TOOL_CALLS]NAME[ARGS]{...}'; "
+    "plugins/mistral/README.md)"
+)
+
+case(
+    "mistral-repeated-opener",
+    '[TOOL_CALLS][TOOL_CALLS][{"name": "get_time", "arguments": {"timezone": "UTC"}}]',
+    template=MISTRAL,
+    tokenizer=TEKKEN,
+    model="mistralai/Mistral-Nemo-Instruct-2407",
+    source=MISTRAL_FORMAT,
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"})],
+    notes=(
+        "the opener pattern repeats ((?:\\[TOOL_CALLS\\])*): both markers are the opener, "
+        "however the text is cut (a cut inside the second must not settle the first alone)"
+    ),
+)
+case(
+    "mistral-content-then-repeated-opener",
+    "Let me check. "
+    '[TOOL_CALLS][TOOL_CALLS][{"name": "get_current_weather", "arguments": '
+    '{"location": "Oslo"}}]',
+    template=MISTRAL,
+    tokenizer=MISTRAL_V3,
+    model="mistralai/Mistral-7B-Instruct-v0.3",
+    source=MISTRAL_FORMAT,
+    content="Let me check.",
+    calls=[("get_current_weather", {"location": "Oslo"})],
+    notes="content, then the repeated opener: framing, the blank before it too",
+)
+case(
+    "mistral-v11-stray-args",
+    "Write the name, then [ARGS] and the arguments.",
+    template=MISTRAL_V11,
+    tokenizer=TEKKEN_V11,
+    model="mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+    source=V11_FORMAT,
+    content="Write the name, then [ARGS] and the arguments.",
+    calls=[],
+    notes=(
+        "[ARGS], literal text of the opener pattern, alone in content: no [TOOL_CALLS] opened "
+        "a call, so it is content, verbatim (unparsed-markup)"
+    ),
 )
 
 

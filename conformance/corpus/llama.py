@@ -488,6 +488,30 @@ l3(
     notes="no complete name: not committed, its text is content verbatim",
 )
 l3(
+    "name-lone-surrogate-escape",
+    '<|python_tag|>{"name": "get_time", "parameters": {}}; {"name": "\\ud800", "parameters": {}}',
+    content='; {"name": "\\ud800", "parameters": {}}',
+    calls=[("get_time", {})],
+    notes="a name UTF-8 cannot write (a lone surrogate escape) is no readable name: that "
+    "object is no call (DESIGN §6), so the run ends before it and the ';' and the object are "
+    "content, verbatim (unparsed-markup); the call before it stands",
+)
+l3(
+    "name-surrogate-pair-escape",
+    '{"name": "get_time\\ud83d\\udd50", "parameters": {}}',
+    content=None,
+    calls=[("get_time\N{CLOCK FACE ONE OCLOCK}", {})],
+    notes="a surrogate pair escape is one character of the name, kept as the model wrote it",
+)
+l4(
+    "name-lone-surrogate-escape",
+    '<|python_start|>{"name": "\\udc00", "parameters": {}}',
+    content='<|python_start|>{"name": "\\udc00", "parameters": {}}',
+    calls=[],
+    notes="a name UTF-8 cannot write (a lone surrogate escape) is no readable name: the "
+    "marker and the object are content, verbatim (unparsed-markup)",
+)
+l3(
     "truncated-after-python-tag",
     "<|python_tag|>",
     content="<|python_tag|>",
@@ -512,6 +536,43 @@ l3(
     grammar="reject",
     refusal=(at("get_stock_price", 4), "no declared tool's name goes on 'get_s'"),
     notes="names are kept as the model wrote them; the grammar allows declared names only",
+)
+STOCK = {"ticker": "NVDA"}
+UNDECLARED_AT_START = (
+    "a call object at the start of the output is a call whatever its name (DESIGN §6), so "
+    "the grammar refuses it where no declared tool's name goes on: 'get_s'"
+)
+l3(
+    "unknown-tool-at-start",
+    json_call("get_stock_price", STOCK),
+    content=None,
+    calls=[("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(at("get_stock_price", 4), UNDECLARED_AT_START),
+    notes="no marker, at the start: read as a call, name as written",
+)
+l3(
+    "unknown-tool-arguments-first-at-start",
+    '{"parameters": {"timezone": "UTC"}, "name": "get_stock_price"}',
+    content=None,
+    calls=[("get_stock_price", {"timezone": "UTC"})],
+    grammar="reject",
+    refusal=(at("get_stock_price", 4), UNDECLARED_AT_START),
+    notes="the arguments come first and fit get_time's schema; the name makes it a call",
+)
+l3(
+    "unknown-tool-later-in-the-run",
+    json_call("get_time", {"timezone": "UTC"}) + "; " + json_call("get_stock_price", STOCK),
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(
+        at("get_stock_price", 4),
+        "every call object of a run that begins at the start is a call, whatever its "
+        "name: no declared tool's name goes on 'get_s'",
+    ),
+    notes="a run without a marker at the start of the output: its second call names an "
+    "undeclared tool",
 )
 l3(
     "builtin-tool-call",
@@ -729,6 +790,28 @@ l4(
     notes="<|python_end|> is optional: Meta's Llama 4 decoder drops it where it stands",
 )
 l4(
+    "unknown-tool-at-start",
+    json_call("get_stock_price", STOCK),
+    content=None,
+    calls=[("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(at("get_stock_price", 4), UNDECLARED_AT_START),
+    notes="no marker, at the start: read as a call, name as written",
+)
+l4(
+    "unknown-tool-later-in-the-run",
+    json_call("get_time", {"timezone": "UTC"}) + json_call("get_stock_price", STOCK),
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(
+        at("get_stock_price", 4),
+        "every call object of a run that begins at the start is a call, whatever its "
+        "name: no declared tool's name goes on 'get_s'",
+    ),
+    notes="the calls as the template writes them, '}{', the second naming an undeclared tool",
+)
+l4(
     "json-record-in-a-sentence",
     'The record is {"name": "Alice", "age": 30}, as stored.',
     content='The record is {"name": "Alice", "age": 30}, as stored.',
@@ -902,6 +985,31 @@ py(
     content="You could run [lookup(term='llama')] yourself.",
     calls=[],
     grammar="accept",
+)
+py(
+    "unknown-tool-at-start",
+    '[get_stock_price(ticker="NVDA")]',
+    content=None,
+    calls=[("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(
+        at("("),
+        "a list at the start of the output is calls whatever its first name (DESIGN §6): "
+        "'(' makes it a call of an undeclared tool ('[get_stock_price]' would be content)",
+    ),
+    notes="no marker, at the start: read as a call, name as written",
+)
+py(
+    "unknown-tool-in-a-second-list",
+    '[get_time(timezone="UTC")] [get_stock_price(ticker="NVDA")]',
+    content=None,
+    calls=[("get_time", {"timezone": "UTC"}), ("get_stock_price", STOCK)],
+    grammar="reject",
+    refusal=(
+        at("(", nth=2),
+        "after a list at the start, whitespace and another list continue the calls, "
+        "whatever their names: '(' makes it a call of an undeclared tool",
+    ),
 )
 py(
     "tool-choice-none",

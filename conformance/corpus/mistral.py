@@ -10,7 +10,8 @@ tokenizers, as vLLM uses them for Mistral models (``--tokenizer-mode mistral``):
   the pre-v11 list ``[TOOL_CALLS] [{...}]``; ``[TOOL_CALLS]`` is control token 5;
 * ``mistral-tekken``: tekken v3 (Mistral-NeMo, Ministral-8B-2410, Pixtral), pre-v11 too;
   ``[TOOL_CALLS]`` is 9;
-* ``mistral-tekken-v11``: the v11 tekken file built offline (reference/tokenizers.md §2.x;
+* ``mistral-tekken-v11``: the v11 tekken file built offline (mistral-common's
+  ``tekken_240911.json`` with v11's control tokens;
   Mistral-Small-3.2, Devstral, Magistral, Ministral-3 share its vocabulary and control ids):
   ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}`` (v11) and ``[TOOL_CALLS]NAME[ARGS]{...}`` (v13).
   vLLM's detokenizer releases no text for ``[CALL_ID]`` (the case's steps show it), so the
@@ -632,6 +633,33 @@ case(
     content=None,
     calls=[("search", '{"query": "mistral tool')],
     finish_reason="length",
+)
+case(
+    "truncated-in-member-key",
+    '[TOOL_CALLS] [{"name": "search", "I chose Pa',
+    tokenizer=V3,
+    content='"I chose Pa',
+    calls=[("search", "")],
+    finish_reason="length",
+    notes="the call is committed at its name and has no arguments; the key the output ends "
+    "in is text the model wrote, so it is content (DESIGN §4.5)",
+)
+case(
+    "name-lone-surrogate-escape",
+    '[TOOL_CALLS] [{"name": "get_time", "arguments": {}}, {"name": "\\ud800", "arguments": {}}]',
+    tokenizer=V3,
+    content='{"name": "\\ud800", "arguments": {}}',
+    calls=[("get_time", {})],
+    notes="a name UTF-8 cannot write (a lone surrogate) is no readable name: that element is "
+    "no call and is content (DESIGN §6); the call before it stands",
+)
+case(
+    "name-surrogate-pair-escape",
+    '[TOOL_CALLS] [{"name": "time_\\ud83d\\udd50", "arguments": {}}]',
+    tokenizer=V3,
+    content=None,
+    calls=[("time_\N{CLOCK FACE ONE OCLOCK}", {})],
+    notes="a surrogate pair escape is one character of the name",
 )
 case(
     "list-without-closing-bracket",

@@ -523,6 +523,34 @@ case(
 )
 case(
     "pythonic",
+    "undeclared-name-in-a-second-list",
+    '[get_weather(city="Oslo")] [delete_everything(force=True)]',
+    tools=[WEATHER],
+    content=None,
+    calls=[("get_weather", {"city": "Oslo"}), ("delete_everything", {"force": True})],
+    notes="right after a list (whitespace between), a list is calls whatever its first name",
+    grammar="reject",
+    refusal=(
+        at("delete_everything"),
+        "a '[' right after a list at the start opens a call list: 'd' starts no declared name",
+    ),
+)
+case(
+    "pythonic",
+    "undeclared-name-after-python-tag",
+    "<|python_tag|>[delete_everything(force=True)]",
+    tools=[WEATHER],
+    content=None,
+    calls=[("delete_everything", {"force": True})],
+    notes="after <|python_tag|> a list is calls whatever its first name",
+    grammar="reject",
+    refusal=(
+        at("delete_everything"),
+        "after <|python_tag|> a '[' opens a call list: 'd' starts no declared name",
+    ),
+)
+case(
+    "pythonic",
     "list-inside-a-line-is-content",
     "You would write [get_weather(city='Oslo')] for that.",
     tools=[WEATHER],

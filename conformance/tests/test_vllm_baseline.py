@@ -1,8 +1,8 @@
 """``--against-vllm``: vLLM 0.33's built-ins driven as its DelegatingParser drives them.
 
 The expectations about vLLM's behaviour come from its code, as recorded in
-reference/vllm-0.33-parsers.md §6.1 (hermes: non-streaming content is only the text
-before the first ``<tool_call>``; streaming never sends content after the first call).
+vLLM 0.33's ``vllm/tool_parsers/hermes_tool_parser.py`` (hermes: non-streaming content is
+only the text before the first ``<tool_call>``; streaming never sends content after the first call).
 """
 
 from __future__ import annotations

@@ -32,7 +32,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
     used = {name for item in session.items for name in getattr(item, "fixturenames", ())}
     session.config.stash[SERVERS_NEEDED] = [
-        server for fixture, server in SERVER_FIXTURES.items() if fixture in used
+        server
+        for fixture, servers in SERVER_FIXTURES.items()
+        if fixture in used
+        for server in ((servers,) if isinstance(servers, str) else servers)
     ]
 
 
@@ -99,6 +102,12 @@ def e2e_llama3_json(fleet: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+def e2e_qwen3_coder(fleet: Any) -> Iterator[Any]:
+    """Our qwen3_coder (toolcall-qwen's template on the hf engine, Qwen3 model dir)."""
+    yield from _endpoint(fleet, "qwen3-coder")
+
+
+@pytest.fixture(scope="session")
 def e2e_llama4_json(fleet: Any) -> Iterator[Any]:
     """Our llama4_json (Llama 4 model dir), its corpus recorded."""
     yield from _endpoint(fleet, "llama4-json")
@@ -162,3 +171,42 @@ def e2e_builtin_hermes(hermes_server: Any) -> Iterator[Any]:
 def glm_server(fleet: Any) -> object:
     """A ``vllm serve`` (built-in glm45 parser, GLM-4.5 model dir) shared by the session."""
     return fleet.server("builtin-glm45")
+
+
+def _alone(name: str, workdir: Any) -> Iterator[Any]:
+    """Server ``name`` started for one module and stopped after it (not in the fleet: every
+    server stays up for the whole session there, and all of them together exceed memory)."""
+    from e2e_support import SERVERS, Endpoint, build_server
+
+    server = build_server(SERVERS[name], workdir)
+    server.start()
+    endpoint = Endpoint(server, SERVERS[name])
+    try:
+        yield endpoint
+    finally:
+        endpoint.close()
+        server.stop()
+
+
+@pytest.fixture(scope="module", params=["deepseek-v3", "deepseek-v31"])
+def e2e_deepseek(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[Any]:
+    """Our deepseek_v3 and deepseek_v31 (toolcall-deepseek's templates on the hf engine)."""
+    yield from _alone(request.param, tmp_path_factory.mktemp(request.param))
+
+
+@pytest.fixture(scope="module", params=["xlam-llama3.1", "xlam-qwen2.5"])
+def e2e_xlam(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[Any]:
+    """Our xlam on the Llama 3.1 and the Qwen2.5 model directory."""
+    yield from _alone(request.param, tmp_path_factory.mktemp(request.param))
+
+
+@pytest.fixture(scope="module", params=["auto-qwen2.5", "auto-glm4.5"])
+def e2e_auto(request: pytest.FixtureRequest, tmp_path_factory: Any) -> Iterator[Any]:
+    """``--tool-call-parser auto`` on a model directory whose chat template says the format."""
+    yield from _alone(request.param, tmp_path_factory.mktemp(request.param))
+
+
+@pytest.fixture(scope="module")
+def e2e_auto_underived(tmp_path_factory: Any) -> Iterator[Any]:
+    """``auto`` on a Qwen2.5 directory whose chat template renders no tools."""
+    yield from _alone("auto-underived", tmp_path_factory.mktemp("auto-underived"))

@@ -23,7 +23,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -101,14 +101,47 @@ def think_length(tokenizer: Any, family: str) -> int:
     return len(tokenizer.encode(think_prefix(family)))
 
 
-def case_params(parser: str, tokenizer: str) -> list[Any]:
-    """One test per (case, API) of the shipped corpus of ``parser`` with ``tokenizer``."""
+#: The APIs every case is asked through: our parser's two paths (one-shot and streamed).
+PARSER_APIS = APIS[:2]
+
+
+def shaping(case: Case) -> tuple[object, ...]:
+    """What vLLM's rules for each API (:func:`expect`) depend on in a case: the tool
+    choice, ``parallel_tool_calls: false``, a cut, how many calls (none, one, several),
+    whether there is content or reasoning, and whether every call's arguments are JSON."""
+    choice = case.request.get("tool_choice", "auto")
+    calls = case.expected.tool_calls
+    return (
+        choice if isinstance(choice, str) else "named",
+        case.request.get("parallel_tool_calls") is False,
+        case.finish_reason == "length",
+        min(len(calls), 2),
+        bool((case.expected.content or "").strip()),
+        case.expected.reasoning is not None,
+        all(_not_json(call.arguments) is None for call in calls),
+    )
+
+
+def case_params(parser: str, tokenizer: str, *, sample: bool = True) -> list[Any]:
+    """One test per (case, API) of the shipped corpus of ``parser`` with ``tokenizer``.
+
+    Every case is asked through Chat Completions, streamed and not (:data:`PARSER_APIS`:
+    the parser's one-shot and streaming paths, which differ per case). The Responses and
+    Messages APIs shape the same parser output by vLLM's rules, which depend only on
+    :func:`shaping`: with ``sample``, the first case (by id) of each shaping is asked
+    through them, the rest would repeat its check; without, every case is."""
     import pytest
 
+    cases = corpus(parser, tokenizer)
+    first: dict[tuple[object, ...], str] = {}
+    for case in cases:
+        first.setdefault(shaping(case), case.id)
+    shown = set(first.values())
     return [
         pytest.param(case, api, id=f"{case.id}-{api}")
-        for case in corpus(parser, tokenizer)
+        for case in cases
         for api in APIS
+        if api in PARSER_APIS or not sample or case.id in shown
     ]
 
 
@@ -128,10 +161,59 @@ class ServerSpec:
     think: bool = False  # the corpus with a reasoning block in front (think recordings)
     broken_plugin: bool = False  # a toolcall plugin that raises at import is installed too
     strict_level: str | None = None  # --tool-strict-level, if given
+    select: Callable[[Case], bool] | None = None  # which corpus cases are recorded
+    #: Keys put into the model directory's tokenizer_config.json (a chat template, say).
+    tokenizer_config: tuple[tuple[str, str], ...] = ()
 
     def args(self) -> tuple[str, ...]:
         level = ("--tool-strict-level", self.strict_level) if self.strict_level else ()
         return (*self.extra_args, *level)
+
+
+#: The names of toolcall-deepseek, and the prompt end their served cases assume (V3.1's
+#: non-thinking mode, which the weightless model directory's template renders).
+DEEPSEEK = ("deepseek_v3", "deepseek_v31")
+DEEPSEEK_PROMPT = "<｜Assistant｜></think>"  # noqa: RUF001 (DeepSeek's own markup)
+
+
+def deepseek_served(case: Case) -> bool:
+    # Reasoning is left out: a name made of data is served as an ordinary tool parser,
+    # whose interface carries reasoning only when streaming (hf plugin README).
+    return case.prompt in (None, DEEPSEEK_PROMPT) and case.expected.reasoning is None
+
+
+#: family -> the hf engine's shipped template of the format its chat template renders (the
+#: hf cases written under that template; other templates on the same tokenizer say other
+#: formats, which the family's chat template does not).
+AUTO_FAMILIES = {"qwen2.5": "hermes", "glm4.5": "glm"}
+
+
+def shipped_template(name: str) -> dict[str, Any]:
+    """The hf engine's shipped response template ``name``."""
+    from importlib import resources
+
+    resource = resources.files("toolcall_hf_response_template.templates") / f"{name}.json"
+    data: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
+    return data
+
+
+def derivable(case: Case) -> bool:
+    """An hf case `auto` must read on its family's chat template: written under the shipped
+    template of the format that chat template renders, with no prefilled prompt and no
+    reasoning."""
+    template = shipped_template(AUTO_FAMILIES[case.tokenizer])
+    return (
+        case.prompt is None
+        and case.expected.reasoning is None
+        and case.response_template == template
+    )
+
+
+#: A chat template that renders no tools and no calls: nothing to derive a format from.
+NO_TOOLS_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
 SERVERS: dict[str, ServerSpec] = {
@@ -142,6 +224,7 @@ SERVERS: dict[str, ServerSpec] = {
         ServerSpec("hermes-llama", "llama3.1", "hermes", corpus=("hermes", "llama3.1")),
         ServerSpec("glm45", "glm4.5", "glm45", corpus=("glm45", "glm4.5")),
         ServerSpec("llama3-json", "llama3.1", "llama3_json", corpus=("llama3_json", "llama3.1")),
+        ServerSpec("qwen3-coder", "qwen3", "qwen3_coder", corpus=("qwen3_coder", "qwen3")),
         ServerSpec("llama4-json", "llama4", "llama4_json", corpus=("llama4_json", "llama4")),
         ServerSpec(
             "llama4-pythonic", "llama4", "llama4_pythonic", corpus=("llama4_pythonic", "llama4")
@@ -191,6 +274,30 @@ SERVERS: dict[str, ServerSpec] = {
             corpus=("mistral", "mistral-tekken-v11"),
             think=True,
         ),
+        # Names made of data (a template on the hf engine), and `auto`.
+        *(
+            ServerSpec(
+                name.replace("_", "-"),
+                "deepseek-v3",
+                name,
+                corpus=(name, "deepseek-v3"),
+                select=deepseek_served,
+            )
+            for name in DEEPSEEK
+        ),
+        *(ServerSpec(f"xlam-{t}", t, "xlam", corpus=("xlam", t)) for t in ("llama3.1", "qwen2.5")),
+        *(
+            ServerSpec(f"auto-{family}", family, "auto", corpus=("hf", family), select=derivable)
+            for family in AUTO_FAMILIES
+        ),
+        ServerSpec(
+            "auto-underived",
+            "qwen2.5",
+            "auto",
+            corpus=("hf", "qwen2.5"),
+            select=derivable,
+            tokenizer_config=(("chat_template", NO_TOOLS_TEMPLATE),),
+        ),
         # vLLM's built-in hermes (VLLM_PLUGINS names only the replay, not toolcall).
         ServerSpec("builtin-hermes", "qwen2.5", "hermes", plugins=(), corpus=("hermes", "qwen2.5")),
         # vLLM's built-in glm45 (test_replay_smoke.py adds its own recording).
@@ -198,12 +305,15 @@ SERVERS: dict[str, ServerSpec] = {
     )
 }
 
-#: The fixture that serves each server (conftest.py), for working out which ones a run needs.
-SERVER_FIXTURES = {
+#: The fixture that serves each server of the fleet (conftest.py), for working out which ones
+#: a run needs; a fixture with parameters serves several. The servers of names made of data
+#: and of ``auto`` run one at a time, each for its module (conftest.py ``_alone``).
+SERVER_FIXTURES: dict[str, str | tuple[str, ...]] = {
     "e2e_hermes": "hermes",
     "e2e_hermes_llama": "hermes-llama",
     "e2e_glm45": "glm45",
     "e2e_llama3_json": "llama3-json",
+    "e2e_qwen3_coder": "qwen3-coder",
     "e2e_llama4_json": "llama4-json",
     "e2e_llama4_pythonic": "llama4-pythonic",
     "e2e_glm47": "glm47",
@@ -215,6 +325,14 @@ SERVER_FIXTURES = {
     "hermes_server": "builtin-hermes",
     "glm_server": "builtin-glm45",
 }
+
+
+def served_cases(name: str) -> list[Case]:
+    """The cases server ``name`` has recorded (its corpus, as its spec selects them)."""
+    spec = SERVERS[name]
+    assert spec.corpus is not None, name
+    cases = corpus(*spec.corpus)
+    return [case for case in cases if spec.select is None or spec.select(case)]
 
 
 def write_broken_plugin(site: Path) -> Path:
@@ -287,8 +405,8 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
     workdir.mkdir(parents=True, exist_ok=True)
     recordings: list[Recording] = []
     if spec.corpus is not None:
-        parser, tokenizer_name = spec.corpus
-        cases = corpus(parser, tokenizer_name)
+        tokenizer_name = spec.corpus[1]
+        cases = served_cases(spec.name)
         if spec.think:
             tokenizer = get_tokenizer(tokenizer_name)
             recordings = [think_recording(c, tokenizer, spec.family) for c in cases]
@@ -302,8 +420,13 @@ def build_server(spec: ServerSpec, workdir: Path) -> ReplayServer:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p
         )
+    model_dir = (
+        build_model_dir(spec.family, tokenizer_config=dict(spec.tokenizer_config))
+        if spec.tokenizer_config
+        else build_model_dir(spec.family)
+    )
     return ReplayServer(
-        build_model_dir(spec.family),
+        model_dir,
         tool_call_parser=spec.parser,
         recordings=recordings,
         extra_args=spec.args(),

@@ -5,7 +5,8 @@ Each case's recorded token ids are replayed by a server started with
 ``--enable-auto-tool-choice --tool-call-parser NAME``: llama3_json on the Llama 3.1 model
 directory, llama4_json and llama4_pythonic on the Llama 4 one (Llama 4's real tokenizer on a
 stand-in text config, see toolcall_replay.model_dir). Every case is asked through Chat
-Completions (streaming and not), the Responses API and the Anthropic Messages endpoint; what
+Completions (streaming and not), the first of each shaping also through the Responses API and
+the Anthropic Messages endpoint (e2e_support.case_params); what
 the client gets must be the case's ``expected`` parse shaped by each API's rules
 (e2e_support.expect), with the bridge checking the delta contract live. The servers are
 started one at a time when the test runs one family at a time (``-k llama3_json``, ...).

@@ -113,6 +113,19 @@ def as_expected(parsed: Parsed) -> tuple[str | None, tuple[ExpectedCall, ...]]:
     return parsed.content, calls
 
 
+def utf8_problem(parsed: Parsed) -> str | None:
+    """Why a response holding ``parsed`` cannot be written as UTF-8 (a lone surrogate that
+    the built-in decoded from a ``\\ud800`` escape), if it cannot."""
+    texts = [parsed.content or ""]
+    texts += [text for call in parsed.tool_calls for text in (call.name, call.arguments)]
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return str(error)
+    return None
+
+
 def test_ours_and_the_builtin_answer_differently(
     e2e_hermes: Endpoint, e2e_builtin_hermes: Endpoint
 ) -> None:
@@ -131,7 +144,12 @@ def test_ours_and_the_builtin_answer_differently(
         content, calls = as_expected(builtin)
         want = expect(content, calls, "chat", ask, length=False)
         got = e2e_builtin_hermes.send("chat", ask)
-        if (problem := difference(want, got, "chat")) is not None:
+        if (unwritable := utf8_problem(builtin)) is not None:
+            # vLLM's server cannot serialise what its parser read: the request fails (400)
+            # with the codec's reason, where ours reads no name (hermes README).
+            if got.error is None or got.error[0] != 400 or "surrogates" not in got.error[1]:
+                problems.append(f"{case.id}: {unwritable}, yet the built-in server gave {got}")
+        elif (problem := difference(want, got, "chat")) is not None:
             problems.append(f"{case.id}: the built-in server is not the built-in parser: {problem}")
         if first_difference(case.expected, builtin, recoveries=False) is not None:
             distinguishing.append(case.id)

@@ -1,5 +1,6 @@
 """End to end with the reasoning parsers users pair with our families: every case of the
-corpus, with a reasoning block in front, through all three APIs.
+corpus, with a reasoning block in front, through Chat Completions, and the first case of each
+shaping (e2e_support.case_params) through all three APIs.
 
 * ``--tool-call-parser hermes --reasoning-parser qwen3`` (Qwen3 serves hermes-format calls).
   The model directory is Qwen2.5's, whose real vocabulary has no ``<think>`` token (Qwen3
@@ -68,7 +69,7 @@ def test_glm45_with_glm45_reasoning(e2e_glm45_reasoning: Endpoint, case: Case, a
 
 MISTRAL_THINK = [
     param
-    for param in case_params("mistral", "mistral-tekken-v11")
+    for param in case_params("mistral", "mistral-tekken-v11", sample=False)
     # Responses only: see test_vllms_mistral_reasoning_parser_refuses_chat below. A case that
     # brings its own [THINK] block would get two.
     if param.values[1].startswith("responses") and "[THINK]" not in param.values[0].text

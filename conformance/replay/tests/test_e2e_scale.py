@@ -1,8 +1,8 @@
 """End to end at scale: ``vllm serve --api-server-count 2``, 128 concurrent streams.
 
 vLLM's multi-process front end runs N API server processes behind one listening socket; each
-one loads the ``vllm.general_plugins`` and looks the tool parser up by itself
-(reference/vllm-0.33-parsers.md §1.2). With the replay, each API server process has its own
+one loads the ``vllm.general_plugins`` and looks the tool parser up by itself. With the
+replay, each API server process has its own
 replay engine (toolcall_replay.seams), and the parent starts no engine core.
 """
 

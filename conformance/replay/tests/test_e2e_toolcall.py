@@ -3,8 +3,9 @@ with our plugin, as the real clients receive it.
 
 Each case is replayed (its recorded token ids, step by step) by a server started with
 ``--enable-auto-tool-choice --tool-call-parser NAME`` and the ``toolcall`` plugin, and asked
-through Chat Completions (streaming and not), the Responses API (streaming and not) and the
-Anthropic Messages endpoint (streaming and not). What the client receives must be the case's
+through Chat Completions (streaming and not); the first case of each shaping
+(e2e_support.case_params) also through the Responses API and the Anthropic Messages endpoint
+(streaming and not). What the client receives must be the case's
 ``expected`` parse, shaped by each API's rules (e2e_support.expect). The servers run with
 ``TOOLCALL_CHECK_CONTRACT=1``, so the bridge also checks the delta contract on every live
 stream; a test fails if the bridge logged anything at WARNING or above while it ran.

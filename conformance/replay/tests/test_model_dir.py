@@ -121,8 +121,8 @@ def test_a_changed_directory_is_rebuilt(tmp_path: Path) -> None:
 def test_an_unknown_family_is_named() -> None:
     with pytest.raises(
         ModelDirError,
-        match=r"no replay model family 'gpt' \(known: glm4\.5, llama3\.1, llama4, "
-        r"mistral-tekken-v11, qwen2\.5\)",
+        match=r"no replay model family 'gpt' \(known: deepseek-v3, glm4\.5, llama3\.1, llama4, "
+        r"mistral-tekken-v11, qwen2\.5, qwen3\)",
     ):
         build_model_dir("gpt", Path("/nonexistent"))
 

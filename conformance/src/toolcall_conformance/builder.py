@@ -100,7 +100,7 @@ def build_case(
             f"the text does not survive {tokenizer} and vLLM's detokenizer unchanged: from "
             f"character {at} it reads {text[at : at + 20]!r}, the parser would see "
             f"{decoded[at : at + 20]!r}"
-            + (" (Qwen normalises text to NFC)" if tokenizer == "qwen2.5" else "")
+            + (" (Qwen normalises text to NFC)" if tokenizer in ("qwen2.5", "qwen3") else "")
             + "; build from recorded ids instead (build_case_from_ids)"
         )
         raise BuildError(msg)

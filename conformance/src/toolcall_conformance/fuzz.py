@@ -101,10 +101,16 @@ STRUCTURE_WORDS = frozenset(
         "end",
         "function_calls",
         "parameter",
+        # DeepSeek's tool separator and V3's ```json fence: they follow the name inside a
+        # template's pattern opener, whose markers are its literal starts
+        "sep",
+        "json",
     }
 )
 
 _WORD = regex.compile(r"[^\W\d_]+")
+#: A Python string's prefix (``f'...'``, ``r"..."``): syntax of the literal, not a word.
+_STRING_PREFIX = regex.compile(r"(?<![^\W_])(?:[rRbBfF]{1,2}|[uU])(?=['\"])")
 _ESCAPE = regex.compile(r"\\(?:u[0-9a-fA-F]{0,4}|x[0-9a-fA-F]{0,2}|N\{[^}]*\}|U[0-9a-fA-F]{0,8}|.)")
 #: Characters that mean something to some format.
 _SYNTAX = [*"{}[]()<>:,;=\"'\\/|.`#", "\n", "\t", " ", "  ", "\r\n"]
@@ -229,9 +235,10 @@ def _words(text: str, markers: Sequence[str]) -> Counter[str]:
     for marker in markers:
         cut = next((n for n in range(len(marker) - 1, 0, -1) if text.endswith(marker[:n])), 0)
         text = text[: len(text) - cut]
-    for marker in markers:
+    for marker in sorted(markers, key=len, reverse=True):  # a marker may hold another
         text = text.replace(marker, " ")
     text = _ESCAPE.sub(" ", text)
+    text = _STRING_PREFIX.sub(" ", text)
     return Counter(
         word
         for word in (match.casefold() for match in _WORD.findall(text))

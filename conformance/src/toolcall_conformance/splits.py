@@ -10,10 +10,14 @@ turn:
 * cuts anywhere in the text, 2 to 24 characters apart, inside markers and multi-byte
   characters' tokens too;
 * pieces of 1 to 3 characters.
+
+:func:`every_split` cuts a short output every way with up to two cuts, and one character
+per step: a test of a few outputs that must hold however they are split.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -21,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from toolcall_conformance.cases import Case
 
-__all__ = ["random_splits"]
+__all__ = ["every_split", "random_splits"]
 
 
 def random_splits(case: Case, count: int) -> list[list[str]]:
@@ -61,3 +65,14 @@ def _pieces(text: str, rng: random.Random, largest: int) -> list[str]:
         steps.append(text[at : at + size])
         at += size
     return steps
+
+
+def every_split(text: str) -> list[list[str]]:
+    """``text`` whole, one character per step, and cut at every one and every two of
+    its offsets (for a short text: quadratic in its length)."""
+    out = [[text], list(text)]
+    inner = range(1, len(text))
+    for cuts in itertools.chain(itertools.combinations(inner, 1), itertools.combinations(inner, 2)):
+        bounds = (0, *cuts, len(text))
+        out.append([text[a:b] for a, b in itertools.pairwise(bounds)])
+    return out

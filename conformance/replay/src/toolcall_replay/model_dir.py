@@ -167,6 +167,33 @@ FAMILIES: dict[str, ModelFamily] = {
         },
         eos_token_ids=(151329, 151336, 151338),
     ),
+    "deepseek-v3": ModelFamily(
+        name="deepseek-v3",
+        tokenizer="deepseek-v3",
+        template="deepseek-v3.jinja",
+        config={
+            # A stand-in, as for Llama 4: DeepSeek-V3 is DeepseekV3ForCausalLM (MLA, MoE); the
+            # replay engine runs no model, and a registered text architecture with DeepSeek's
+            # vocabulary serves the real tokenizer as well.
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "vocab_size": 129280,  # deepseek-ai/DeepSeek-V3 config.json
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 163840,
+            "rms_norm_eps": 1e-06,
+            "rope_theta": 10000.0,
+            "hidden_act": "silu",
+            "tie_word_embeddings": False,
+            "torch_dtype": "bfloat16",
+            "bos_token_id": 0,
+            "eos_token_id": 1,
+        },
+        eos_token_ids=(1,),  # end of sentence
+    ),
     "mistral-tekken-v11": ModelFamily(
         name="mistral-tekken-v11",
         tokenizer="mistral-tekken-v11",
@@ -194,6 +221,18 @@ FAMILIES: dict[str, ModelFamily] = {
         eos_token_ids=(2,),
     ),
 }
+
+# Qwen3-Coder (qwen3_coder, qwen3_xml): the Qwen3 tokenizer (Qwen2.5's vocabulary and
+# Qwen3's added tokens) on Qwen2.5's stand-in text config of the same vocabulary size, with
+# its chat template: the replay engine runs no model, and the generation prompt
+# (<|im_start|>assistant\n) is the one Qwen3-Coder's template writes.
+FAMILIES["qwen3"] = ModelFamily(
+    name="qwen3",
+    tokenizer="qwen3",
+    template="qwen2.5.jinja",
+    config=FAMILIES["qwen2.5"].config,
+    eos_token_ids=(151645, 151643),
+)
 
 
 class ModelDirError(RuntimeError):

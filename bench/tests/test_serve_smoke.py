@@ -1,5 +1,5 @@
 """The server-level benchmark keeps working: its smoke run (8 streams, one round) through
-three real ``vllm serve`` processes with the replay engine. Nothing here looks at a clock's
+four real ``vllm serve`` processes with the replay engine. Nothing here looks at a clock's
 value: only that every configuration ran and streamed right, and that the JSON and the
 table are well formed."""
 
@@ -21,9 +21,9 @@ pytestmark = [
     ),
 ]
 
-#: Servers up at once: all three (the default) where the machine can hold them; a shared
+#: Servers up at once: all four (the default) where the machine can hold them; a shared
 #: development machine may ask for one at a time.
-AT_ONCE = os.environ.get("TOOLCALL_SERVE_BENCH_AT_ONCE", "3")
+AT_ONCE = os.environ.get("TOOLCALL_SERVE_BENCH_AT_ONCE", "4")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_every_configuration_streamed_right(results: dict[str, Any]) -> None:
     assert results["settings"]["smoke"] is True
-    assert set(results["configurations"]) == set(CONFIGURATIONS) == {"ours", "builtin", "none"}
+    assert set(results["configurations"]) == set(CONFIGURATIONS)
+    assert set(CONFIGURATIONS) == {"ours", "builtin", "floor", "none"}
     for runs in results["configurations"].values():
         assert len(runs["cpu_us_per_token"]) == SMOKE.rounds
         assert runs["problems"] == [None] * SMOKE.rounds
@@ -58,6 +59,8 @@ def test_the_table_has_a_row_per_configuration_and_the_ratios(results: dict[str,
         assert sum(line.startswith(f"| {label} |") for line in text.splitlines()) == 1
     assert "ours / built-in:" in text
     assert "(ours - none) / (built-in - none)" in text
-    for key in ("ratio_ours_to_builtin", "ratio_ours_to_none", "ratio_builtin_to_none"):
+    assert "(ours - floor) / (built-in - floor)" in text
+    ratios = ("ratio_ours_to_builtin", "ratio_ours_to_none", "ratio_builtin_to_none")
+    for key in (*ratios, "ratio_ours_to_floor"):
         assert results[key] is not None
         assert results[key] > 0

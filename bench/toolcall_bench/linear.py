@@ -20,7 +20,15 @@ Shapes, each rendered in the parser's own format by the benchmark's renderer
   its unmarked call starts), each left unfinished;
 * ``deep nesting``: one call whose argument is a list nested as deep as the size
   allows (``[[[...]]]``);
-* ``many calls``: as many small calls as fit.
+* ``many calls``: as many small calls as fit;
+* ``cut calls``: a line break and the start of a call cut inside its name
+  (``\n[write_``, ``\n<tool_call>\n{"name": "write_``), over and over: no call completes;
+* ``line braces``: ``\n{`` over and over (a JSON call that never starts);
+* ``newlines before a call``: a run of line breaks, then one call;
+* ``argument whitespace``: one call whose arguments hold a whitespace run after a value.
+
+Each shape is measured twice: streamed (``stream``) and parsed whole (``one-shot``,
+``Parser.parse``), since the two take different paths through a family's reader.
 
 Tables go into ``bench/README.md`` only from a quiet machine: a run whose load
 average exceeds the CPU count prints its table and says to rerun.
@@ -50,7 +58,16 @@ from toolcall_bench.outputs import (
     renderers_of,
 )
 
-__all__ = ["SHAPES", "context_for", "main", "measure_row", "shape_output"]
+__all__ = [
+    "MODES",
+    "SHAPES",
+    "context_for",
+    "distinct_parsers",
+    "main",
+    "measure_row",
+    "shape_output",
+    "unmeasured",
+]
 
 #: Characters per delta: about two tokens of prose.
 DELTA = 8
@@ -66,7 +83,12 @@ SHAPES = (
     "partial markers",
     "deep nesting",
     "many calls",
+    "cut calls",
+    "line braces",
+    "newlines before a call",
+    "argument whitespace",
 )
+MODES = ("stream", "one-shot")
 README = Path(__file__).resolve().parents[1] / "README.md"
 BEGIN, END = "<!-- linear-cost table: begin -->", "<!-- linear-cost table: end -->"
 
@@ -108,6 +130,27 @@ def shape_output(shape: str, render: Render, parser_class: type[Parser], size: i
                 return text.replace(written, nested, 1)
         msg = f"the renderer of {parser_class.name!r} does not write the argument value"
         raise ValueError(msg)
+    if shape == "cut calls":
+        written = render("", [(TOOL_NAME, {"path": "a.txt", "content": "x"})])
+        unit = "\n" + written[: written.index(TOOL_NAME) + len(TOOL_NAME) // 2]
+        return "Start." + unit * (size // len(unit) + 1)
+    if shape == "line braces":
+        return "Start." + "\n{" * (size // 2)
+    if shape == "newlines before a call":
+        one = [(TOOL_NAME, {"path": "a.txt", "content": "x"})]
+        call = render("", one)
+        # A format whose calls stand alone (xLAM: the message is the list) has no content
+        # before them: the run of line breaks opens the message.
+        head = "" if render(CONTENT, one) == call else CONTENT
+        return head + "\n" * max(1, size - len(call) - len(head)) + call
+    if shape == "argument whitespace":
+        text = render(CONTENT, [(TOOL_NAME, {"path": "a.txt", "content": _PLACEHOLDER})])
+        run = " \n\t" * max(1, (size - len(text)) // 3)
+        for written in (json.dumps(_PLACEHOLDER), f"'{_PLACEHOLDER}'"):
+            if written in text:
+                return text.replace(written, written.replace(_PLACEHOLDER, "x") + run, 1)
+        # A format whose values are raw text: the run is inside the value.
+        return text.replace(_PLACEHOLDER, "x" + run, 1)
     if shape == "many calls":
         call = (TOOL_NAME, {"path": "a.txt", "content": "x"})
         # What one more call costs (a format may wrap all calls once, as olmo3 does).
@@ -125,6 +168,7 @@ class Row:
     shape: str
     sizes: tuple[int, ...]
     us_per_byte: tuple[float, ...]
+    mode: str = "stream"
 
     @property
     def growth(self) -> float:
@@ -132,7 +176,13 @@ class Row:
 
 
 def measure_row(
-    name: str, parser_class: type[Parser], shape: str, sizes: Sequence[int], render: Render
+    name: str,
+    parser_class: type[Parser],
+    shape: str,
+    sizes: Sequence[int],
+    render: Render,
+    *,
+    mode: str = "stream",
 ) -> Row:
     context = context_for(parser_class)
     costs = []
@@ -148,42 +198,58 @@ def measure_row(
         streams = -(-min(SAMPLE, max(sizes)) // len(text))
         best = float("inf")
         for _ in range(3 if size <= 512_000 else 2):
-            fresh = [parser_class(context).stream() for _ in range(streams)]
+            parsers = [parser_class(context) for _ in range(streams)]
+            fresh = [parser.stream() for parser in parsers] if mode == "stream" else []
             # As timeit does: a cyclic collection of the bench's own garbage is no cost of
             # the parse, and it lands in one run or another at random.
             gc.collect()
             gc.disable()
             try:
                 started = time.process_time()
-                for stream in fresh:
-                    feed = stream.feed
-                    for cut in cuts:
-                        feed(text[cut : cut + DELTA])
-                    stream.finish()
+                if mode == "stream":
+                    for stream in fresh:
+                        feed = stream.feed
+                        for cut in cuts:
+                            feed(text[cut : cut + DELTA])
+                        stream.finish()
+                else:
+                    for parser in parsers:
+                        parser.parse(text)
                 best = min(best, time.process_time() - started)
             finally:
                 gc.enable()
         costs.append(best * 1e6 / (streams * len(text.encode("utf-8"))))
-    return Row(name, shape, tuple(sizes), tuple(costs))
+    return Row(name, shape, tuple(sizes), tuple(costs), mode)
+
+
+def unmeasured(parser_class: type[Parser]) -> str | None:
+    """Why ``parser_class`` cannot be measured here, if it cannot: it refuses tools with
+    the benchmark's vocabulary (``auto`` derives its format from a model's chat template,
+    and then is the hf engine, measured on its own row)."""
+    return parser_class.tools_refused(context_for(parser_class).vocabulary)
 
 
 def distinct_parsers(registry: Registry, only: Sequence[str] = ()) -> dict[str, type[Parser]]:
-    """One name per parser class and corpus: an alias costs what its class costs."""
+    """One name per parser class and corpus: an alias costs what its class costs. A
+    parser that cannot be measured (:func:`unmeasured`) is left out."""
     chosen: dict[tuple[str, object], str] = {}
     for name in registry.names():
         if only and name not in only:
             continue
         parser_class = registry.get(name)
+        if unmeasured(parser_class) is not None:
+            continue
         chosen.setdefault((parser_class.corpus or parser_class.name, parser_class.stream), name)
     return {name: registry.get(name) for name in sorted(chosen.values())}
 
 
 def table(rows: Sequence[Row]) -> str:
     sizes = rows[0].sizes
-    head = ["parser", "shape", *(_size(s) for s in sizes), "growth"]
+    head = ["parser", "shape", "mode", *(_size(s) for s in sizes), "growth"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
-        cells = [row.parser, row.shape, *(f"{c:.3f}" for c in row.us_per_byte), f"{row.growth:.2f}"]
+        costs = [f"{c:.3f}" for c in row.us_per_byte]
+        cells = [row.parser, row.shape, row.mode, *costs, f"{row.growth:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -213,16 +279,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, no README")
     parser.add_argument("-p", "--parser", action="append", default=[], help="only this parser")
     parser.add_argument("--no-readme", action="store_true", help="leave bench/README.md alone")
+    parser.add_argument("-s", "--shape", action="append", default=[], help="only this shape")
+    parser.add_argument("--mode", action="append", default=[], choices=MODES, help="only this")
     args = parser.parse_args(argv)
     sizes = SMOKE_SIZES if args.smoke else FULL_SIZES
     quiet_before, load_before, cpus = load_is_quiet()
+    registry = Registry.load()
     rows: list[Row] = []
-    for name, parser_class in distinct_parsers(Registry.load(), args.parser).items():
+    for name in registry.names():
+        if (not args.parser or name in args.parser) and (why := unmeasured(registry.get(name))):
+            print(f"not measured: {name}: {why}", file=sys.stderr)
+    for name, parser_class in distinct_parsers(registry, args.parser).items():
         for label, render, _ in renderers_of(name, parser_class):
-            for shape in SHAPES:
-                row = measure_row(label, parser_class, shape, sizes, render)
-                rows.append(row)
-                print(f"{label:>16} {shape:>16}: growth {row.growth:.2f}", file=sys.stderr)
+            for shape in args.shape or SHAPES:
+                # The smoke run streams only: CI parses every shape one-shot in its tests.
+                for mode in args.mode or (MODES[:1] if args.smoke else MODES):
+                    row = measure_row(label, parser_class, shape, sizes, render, mode=mode)
+                    rows.append(row)
+                    print(
+                        f"{label:>16} {shape:>22} {mode:>8}: growth {row.growth:.2f}",
+                        file=sys.stderr,
+                    )
     quiet_after, load_after, _ = load_is_quiet()
     command = os.environ.get("TOOLCALL_BENCH_COMMAND", "python -m toolcall_bench.linear")
     stamp = time.strftime("%Y-%m-%d")
@@ -233,8 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(text)
     worst = max(rows, key=lambda row: row.growth)
-    print(f"\nworst growth: {worst.parser} / {worst.shape}: {worst.growth:.2f} (target ≤ 1.2)")
-    if args.smoke or args.no_readme:
+    print(
+        f"\nworst growth: {worst.parser} / {worst.shape} / {worst.mode}: {worst.growth:.2f} "
+        "(target ≤ 1.2)"
+    )
+    if args.smoke or args.no_readme or args.shape or args.mode or args.parser:
         return 0
     if not (quiet_before and quiet_after):
         print(

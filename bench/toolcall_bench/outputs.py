@@ -126,6 +126,15 @@ CORPUS_RENDERERS: dict[str, tuple[str, Callable[[ModuleType], Render]]] = {
     "glm45": ("glm.py", lambda module: module.glm46_turn),
     "pythonic": ("pythonic.py", lambda module: module.pythonic_turn),
     "olmo3": ("pythonic.py", lambda module: module.olmo3_turn),
+    "qwen3_coder": ("qwen.py", lambda module: module.coder_turn),
+    "qwen3_xml": ("qwen.py", lambda module: module.coder_turn),
+    "deepseek_v3": ("deepseek.py", lambda module: module.v3_turn),
+    "deepseek_v31": ("deepseek.py", lambda module: module.v31_turn),
+    # xLAM's message is either its text or the JSON list of its calls, never both.
+    "xlam": (
+        "xlam.py",
+        lambda module: lambda content, calls: module.qwen_turn(list(calls)) if calls else content,
+    ),
     "glm47": (
         "glm.py",
         lambda module: (

@@ -1,14 +1,18 @@
 """The server-level benchmark: the API server's CPU time per streamed token, under many
-concurrent streams, with our parser, vLLM's built-in of the same name, and no tool parser.
+concurrent streams, with our parser, vLLM's built-in of the same name, the floor, and no
+tool parser.
 
-    python -m toolcall_bench.serve [--smoke] [--parser NAME] [--streams N] ...
+    python -m toolcall_bench.serve [--smoke] [--parser NAME|all] [--streams N] ...
 
-(``nox -s serve_bench`` runs it in the cached vLLM 0.33 environment.) Three literal
+(``nox -s serve_bench`` runs it in the cached vLLM 0.33 environment.) Four literal
 ``vllm serve`` processes with the replay engine (``toolcall_replay``), one per
 configuration:
 
 * ``ours``: ``--tool-call-parser NAME`` with the ``toolcall`` plugin loaded;
 * ``builtin``: the same flag, ``VLLM_PLUGINS`` without ``toolcall`` (vLLM's own parser);
+* ``floor``: the benchmark's floor parser (``toolcall_bench.floor_plugin``: each delta one
+  argument fragment of one call, built as cheaply as vLLM allows), with the ``toolcall``
+  plugin loaded and the same tools in the request: what vLLM's tool path costs any parser;
 * ``none``: no tool parser; the request carries no tools, so the same output streams as
   content. The difference to it is what tool parsing costs the server.
 
@@ -19,11 +23,14 @@ round, the configurations interleaved (A B C, A B C, ...). Measured per round an
 configuration: the CPU time (user + system, ``psutil``) of the server's processes, which
 with the replay engine is the API server: HTTP, chat template, detokenizer, tool parser,
 SSE, and the replay engine (the same work in every configuration). Reported: medians of
-µs per streamed token, and the ratios ours / built-in and, above the ``none`` server,
-(ours - none) / (built-in - none). Every stream is checked against the output.
+µs per streamed token, and the ratios ours / built-in, ours / floor and, above the floor
+and above the ``none`` server, (ours - floor) / (built-in - floor) and (ours - none) /
+(built-in - none). Every stream is checked against the output.
 
 The JSON goes to ``$TOOLCALL_CACHE/bench/serve-<UTC time>.json``; the table is printed
-(no README is written: the numbers go in one by hand, from a quiet run).
+(no README is written: the numbers go in one by hand, from a quiet run). ``--parser all``
+runs every installed name that has a vLLM built-in, one after the other, a JSON and a
+table each, then one row per name.
 """
 
 from __future__ import annotations
@@ -59,17 +66,63 @@ from toolcall_bench.outputs import (
 from toolcall_bench.report import number
 from toolcall_conformance.tokenizers import cache_root, get_tokenizer
 
-__all__ = ["CONFIGURATIONS", "FULL", "SMOKE", "ServeSettings", "main", "run"]
+__all__ = [
+    "CONFIGURATIONS",
+    "FULL",
+    "SMOKE",
+    "Configuration",
+    "ServeSettings",
+    "main",
+    "run",
+    "summary",
+    "with_builtins",
+]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MARKER = "[bench:serve]"
-#: Configuration name -> (load our plugin, give the server a tool parser and the request tools).
-CONFIGURATIONS: Mapping[str, tuple[bool, bool]] = {
-    "ours": (True, True),
-    "builtin": (False, True),
-    "none": (False, False),
+FLOOR_PLUGIN = Path(__file__).with_name("floor_plugin.py")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One server of the benchmark: whether our plugin is loaded, and which tool parser it
+    serves (``parser``: the benchmarked name, ``floor``: the floor parser, ``None``: none;
+    with a tool parser the request carries the tools)."""
+
+    plugin: bool
+    parser: str | None
+
+    def arguments(self) -> tuple[str, ...]:
+        """Extra ``vllm serve`` arguments."""
+        return ("--tool-parser-plugin", str(FLOOR_PLUGIN)) if self.parser == "floor" else ()
+
+    def environment(self) -> dict[str, str]:
+        """Extra environment: the floor's server imports this benchmark's package."""
+        if self.parser != "floor":
+            return {}
+        path = [str(FLOOR_PLUGIN.parents[1]), os.environ.get("PYTHONPATH", "")]
+        return {"PYTHONPATH": os.pathsep.join(part for part in path if part)}
+
+    def tool_call_parser(self, benchmarked: str) -> str | None:
+        if self.parser == "floor":
+            from toolcall_bench.floor_plugin import NAME  # noqa: PLC0415 - imports vLLM
+
+            return NAME
+        return benchmarked if self.parser == "parser" else None
+
+
+CONFIGURATIONS: Mapping[str, Configuration] = {
+    "ours": Configuration(plugin=True, parser="parser"),
+    "builtin": Configuration(plugin=False, parser="parser"),
+    "floor": Configuration(plugin=True, parser="floor"),
+    "none": Configuration(plugin=False, parser=None),
 }
-LABELS = {"ours": "ours", "builtin": "vLLM built-in", "none": "no tool parser"}
+LABELS = {
+    "ours": "ours",
+    "builtin": "vLLM built-in",
+    "floor": "floor",
+    "none": "no tool parser",
+}
 
 
 @dataclass(frozen=True)
@@ -79,7 +132,7 @@ class ServeSettings:
     argument_tokens: int = 400  # tokens of arguments in the output each stream replays
     rounds: int = 5  # measured rounds per configuration (medians)
     warmup: int = 1  # unmeasured rounds per configuration first
-    at_once: int = 3  # servers running at the same time (3: all, rounds interleaved)
+    at_once: int = 4  # servers running at the same time (4: all, rounds interleaved)
     smoke: bool = False
 
 
@@ -102,32 +155,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         if value is not None
     }
     settings = replace(settings, **changes)
-    try:
-        path, results = run(settings, output=args.output or cache_root() / "bench")
-    except BenchError as error:
-        print(f"toolcall-bench serve: {error}", file=sys.stderr)
-        return 2
-    print(markdown(results))
-    print(f"wrote {path}")
-    wrong = [
-        f"{key} round {number}: {problem}"
-        for key, runs in results["configurations"].items()
-        for number, problem in enumerate(runs["problems"])
-        if problem
-    ]
-    if wrong:
-        print("toolcall-bench serve: wrong streams:\n  " + "\n  ".join(wrong), file=sys.stderr)
-        return 1
-    return 0
+    names = with_builtins() if settings.parser == "all" else [settings.parser]
+    every: list[dict[str, Any]] = []
+    status = 0
+    for name in names:
+        try:
+            path, results = run(
+                replace(settings, parser=name), output=args.output or cache_root() / "bench"
+            )
+        except BenchError as error:
+            print(f"toolcall-bench serve: {error}", file=sys.stderr)
+            return 2
+        print(markdown(results))
+        print(f"wrote {path}")
+        every.append(results)
+        wrong = [
+            f"{name} {key} round {number}: {problem}"
+            for key, runs in results["configurations"].items()
+            for number, problem in enumerate(runs["problems"])
+            if problem
+        ]
+        if wrong:
+            print("toolcall-bench serve: wrong streams:\n  " + "\n  ".join(wrong), file=sys.stderr)
+            status = 1
+    if len(every) > 1:
+        print(summary(every))
+    return status
+
+
+def with_builtins(registry: Registry | None = None) -> list[str]:
+    """Every installed parser that vLLM 0.33 also has built in, one name per parser class
+    and corpus (an alias costs what its class costs)."""
+    from toolcall.vllm.builtins import VLLM_BUILTIN_TOOL_PARSERS  # noqa: PLC0415
+    from toolcall_bench.linear import distinct_parsers  # noqa: PLC0415
+
+    names = distinct_parsers(registry or Registry.load())
+    return [name for name in names if name in VLLM_BUILTIN_TOOL_PARSERS]
 
 
 def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m toolcall_bench.serve",
-        description="API-server CPU time per streamed token: ours, vLLM's built-in, no parser.",
+        description="API-server CPU time per streamed token: ours, vLLM's built-in, the "
+        "floor, no parser.",
     )
     parser.add_argument("--smoke", action="store_true", help="CI size: 8 streams, 1 round")
-    parser.add_argument("-p", "--parser", metavar="NAME", help="parser name (default hermes)")
+    parser.add_argument(
+        "-p", "--parser", metavar="NAME", help="parser name (default hermes), or all"
+    )
     parser.add_argument("--streams", type=int, metavar="N", help="concurrent streams (64)")
     parser.add_argument(
         "--argument-tokens", type=int, metavar="N", help="argument tokens per output (400)"
@@ -136,10 +211,10 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--at-once",
         type=int,
-        choices=(1, 2, 3),
+        choices=(1, 2, 3, 4),
         metavar="N",
-        help="servers up at the same time (3, the default: all, rounds interleaved; "
-        "1: one after the other, on a machine that cannot hold three)",
+        help="servers up at the same time (4, the default: all, rounds interleaved; "
+        "1: one after the other, on a machine that cannot hold four)",
     )
     parser.add_argument("--output", type=Path, metavar="DIR", help="where the JSON goes")
     return parser
@@ -183,6 +258,7 @@ def run(settings: ServeSettings, *, output: Path) -> tuple[Path, dict[str, Any]]
                 runs[key]["startup_s"] = round(servers[key].startup_seconds or 0.0, 1)
     per_token = {key: _median(runs[key]["cpu_us_per_token"]) for key in CONFIGURATIONS}
     ours, builtin, none = per_token["ours"], per_token["builtin"], per_token["none"]
+    floor = per_token["floor"]
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
     path = output / f"serve-{stamp}.json"
     results: dict[str, Any] = {
@@ -211,6 +287,8 @@ def run(settings: ServeSettings, *, output: Path) -> tuple[Path, dict[str, Any]]
         "configurations": runs,
         "median_cpu_us_per_token": per_token,
         "ratio_ours_to_builtin": divide(ours, builtin),
+        "ratio_ours_to_floor": divide(ours, floor),
+        "ratio_above_floor": divide(minus(ours, floor), minus(builtin, floor)),
         "ratio_ours_to_none": divide(ours, none),
         "ratio_builtin_to_none": divide(builtin, none),
         "ratio_above_none": divide(minus(ours, none), minus(builtin, none)),
@@ -239,12 +317,14 @@ def _servers(
     servers: dict[str, Any] = {}
     try:
         for key in keys:
-            ours, parsing = CONFIGURATIONS[key]
+            configuration = CONFIGURATIONS[key]
             servers[key] = ReplayServer(
                 model_dir,
-                tool_call_parser=settings.parser if parsing else None,
+                tool_call_parser=configuration.tool_call_parser(settings.parser),
                 recordings=[recording],
-                plugins=("toolcall",) if ours else (),
+                extra_args=configuration.arguments(),
+                env=configuration.environment(),
+                plugins=("toolcall",) if configuration.plugin else (),
             )
             print(f"toolcall-bench serve: starting {key} ...", file=sys.stderr, flush=True)
             servers[key].start()
@@ -293,7 +373,7 @@ def _cpu_seconds(root: Any) -> dict[int, float]:
 async def _stream_all(server: Any, key: str, settings: ServeSettings) -> list[Reassembled]:
     import openai  # noqa: PLC0415
 
-    _ours, parsing = CONFIGURATIONS[key]
+    parsing = CONFIGURATIONS[key].parser is not None
     body: dict[str, Any] = {
         "model": server.served_model_name,
         "messages": [{"role": "user", "content": f"Save the module. {MARKER}"}],
@@ -328,7 +408,13 @@ async def _stream_all(server: Any, key: str, settings: ServeSettings) -> list[Re
 
 
 def _check(found: Reassembled, key: str, out: Output) -> str | None:
-    if CONFIGURATIONS[key][1]:
+    parser = CONFIGURATIONS[key].parser
+    if parser == "floor":
+        # The floor streams every delta as an argument fragment of one call named floor.
+        if [name for name, _ in found.calls] != ["floor"] or CONTENT not in found.calls[0][1]:
+            return "the floor must stream the whole output as one call's arguments"
+        return None
+    if parser is not None:
         return problem_with(found, CONTENT, [(TOOL_NAME, out.arguments)])
     # Without a tool parser the output streams as content (vLLM drops the special tokens
     # a format may use as markers, so it is not compared with the text).
@@ -369,11 +455,31 @@ def markdown(results: Mapping[str, Any]) -> str:
         )
     lines += [
         "",
-        f"ours / built-in: {number(results['ratio_ours_to_builtin'], 2)}; above no tool "
+        f"ours / built-in: {number(results['ratio_ours_to_builtin'], 2)}; ours / floor: "
+        f"{number(results['ratio_ours_to_floor'], 2)}; above the floor, (ours - floor) / "
+        f"(built-in - floor): {number(results['ratio_above_floor'], 2)}; above no tool "
         f"parser, (ours - none) / (built-in - none): {number(results['ratio_above_none'], 2)}.",
         "",
         f"All numbers: `{results['json']}`.",
     ]
+    return "\n".join(lines)
+
+
+def summary(every: Sequence[Mapping[str, Any]]) -> str:
+    """One row per benchmarked name: CPU µs per streamed token and the ratios."""
+    lines = [
+        "| parser | ours | built-in | floor | none | ours / floor | (ours - floor) / "
+        "(built-in - floor) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for results in every:
+        per_token = results["median_cpu_us_per_token"]
+        cells = [number(per_token[key], 2) for key in ("ours", "builtin", "floor", "none")]
+        cells += [
+            number(results["ratio_ours_to_floor"], 2),
+            number(results["ratio_above_floor"], 2),
+        ]
+        lines.append(f"| {results['output']['parser']} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -46,6 +46,7 @@ nox.options.sessions = [
     "repo",
     "core",
     "plugin",
+    "data",
     "conformance",
     "build",
     "vllm",
@@ -65,11 +66,26 @@ def _name(pyproject: Path) -> str:
     return str(tomllib.loads(pyproject.read_text())["project"]["name"])
 
 
-PLUGINS = sorted(p.parent.name for p in ROOT.glob("plugins/*/pyproject.toml"))
+def is_data_family(pyproject: Path) -> bool:
+    """Whether a plugin is a format made of data: every ``toolcall`` entry point names a
+    JSON file (a response template the ``hf`` engine reads), none a module of code."""
+    entries = tomllib.loads(pyproject.read_text())["project"].get("entry-points", {})
+    values = list(entries.get("toolcall", {}).values())
+    return bool(values) and all(str(value).endswith(".json") for value in values)
+
+
+_PLUGIN_FILES = sorted(ROOT.glob("plugins/*/pyproject.toml"))
+#: Families of code: each has its own test and split sessions.
+PLUGINS = [p.parent.name for p in _PLUGIN_FILES if not is_data_family(p)]
+#: Families made of data (a template behind an entry point, no code): tested together, on
+#: the ``hf`` engine, by the ``data`` session.
+DATA_PLUGINS = [p.parent.name for p in _PLUGIN_FILES if is_data_family(p)]
+HF_ENGINE = ROOT / "plugins" / "hf_response_template"
 DISTRIBUTIONS = [
     ROOT / "core",
     ROOT / "conformance",
     *(ROOT / "plugins" / name for name in PLUGINS),
+    *(ROOT / "plugins" / name for name in DATA_PLUGINS),
 ]
 REPLAY = ROOT / "conformance" / "replay"
 EXAMPLE = ROOT / "conformance" / "examples" / "toolcall-example-tags"
@@ -83,6 +99,7 @@ TEST_FOLDERS: dict[str, str | None] = {
     "tests": "repo",
     "core/tests": "core",
     **{f"plugins/{name}/tests": f"plugin({name})" for name in PLUGINS},
+    **{f"plugins/{name}/tests": "data" for name in DATA_PLUGINS},
     "conformance/tests": "conformance",
     "conformance/replay/tests": "conformance",
     "conformance/examples/toolcall-example-tags/tests": "conformance",
@@ -285,7 +302,8 @@ def types(session: nox.Session) -> None:
     """mypy --strict on core, the conformance kit and every plugin."""
     session.install("mypy>=1.11", "types-regex", "types-jsonschema", *TEST_DEPS)
     _install_local(session, *DISTRIBUTIONS)
-    session.run("mypy", "core/src", "conformance/src", *(f"plugins/{p}/src" for p in PLUGINS))
+    plugins = [*PLUGINS, *DATA_PLUGINS]
+    session.run("mypy", "core/src", "conformance/src", *(f"plugins/{p}/src" for p in plugins))
 
 
 COVERAGE = "coverage>=7.10"  # patch = subprocess
@@ -329,6 +347,24 @@ def plugin(session: nox.Session, plugin: str) -> None:
     folder = f"plugins/{plugin}/tests"
     measured = ["toolcall", "toolcall_conformance", _import_name(path)]
     _pytest(session, folder, folder, "-m", "not vllm", *session.posargs, packages=measured)
+
+
+@nox.session(python=PYTHON)
+def data(session: nox.Session) -> None:
+    """The families made of data, together: core, the kit, the ``hf`` engine and every data
+    distribution installed at once, each one's tests run in turn (no session of its own)."""
+    if not DATA_PLUGINS:
+        session.skip("no data family yet")
+    session.install(*TEST_DEPS, COVERAGE)
+    _install_grammar(session)
+    paths = [ROOT / "plugins" / name for name in DATA_PLUGINS]
+    _install_local(session, ROOT / "core", ROOT / "conformance", HF_ENGINE, *paths)
+    _fresh_coverage(session)
+    measured = ["toolcall", "toolcall_conformance", _import_name(HF_ENGINE)]
+    measured += [_import_name(path) for path in paths]
+    for name in DATA_PLUGINS:
+        folder = f"plugins/{name}/tests"
+        _pytest(session, folder, folder, "-m", "not vllm", *session.posargs, packages=measured)
 
 
 @nox.session(python=PYTHON, default=False)
@@ -473,6 +509,20 @@ def build(session: nox.Session) -> None:
         session.run(
             python, "-c", f"import {module}; print({module}.__name__, 'imports')", external=True
         )
+        if is_data_family(path / "pyproject.toml"):
+            # Data imports nothing: its dependencies are what serves it. Every name it
+            # registers must load, alone with them.
+            names = sorted(
+                tomllib.loads((path / "pyproject.toml").read_text())["project"]["entry-points"][
+                    "toolcall"
+                ]
+            )
+            load = (
+                "from toolcall import Registry; registry = Registry.load(); "
+                f"print([registry.get(name).name for name in {names!r}])"
+            )
+            session.run(python, "-c", load, external=True)
+            continue
         allowed = [f"{k}={v}" for k, v in UNDECLARED_IMPORTS.get(name, {}).items()]
         # A plugin may use what toolcall-core depends on and pins (regex, pluggy).
         through = ["--through", "toolcall-core"] if name != "toolcall-core" else []

@@ -42,7 +42,24 @@ def test_each_named_session_exists() -> None:
         assert base in sessions, f"{folder}: no session {base!r}"
         if param:
             assert param.rstrip(")") in noxfile.PLUGINS, folder
+        if base == "data":
+            assert folder.removeprefix("plugins/").split("/")[0] in noxfile.DATA_PLUGINS
         assert base in noxfile.nox.options.sessions, f"{base} is not a default session"
+
+
+def test_a_family_is_data_when_every_entry_point_names_json(tmp_path: Path) -> None:
+    def family(entries: str) -> Path:
+        path = tmp_path / "pyproject.toml"
+        path.write_text(f'[project]\nname = "x"\n{entries}')
+        return path
+
+    data = '[project.entry-points.toolcall]\na = "pkg:a.json"\nb = "pkg:b.json"\n'
+    mixed = '[project.entry-points.toolcall]\na = "pkg:a.json"\nb = "pkg.plugin"\n'
+    assert noxfile.is_data_family(family(data))
+    assert not noxfile.is_data_family(family(mixed))
+    assert not noxfile.is_data_family(family('[project.entry-points.toolcall]\nb = "pkg"\n'))
+    assert not noxfile.is_data_family(family(""))
+    assert "hf_response_template" in noxfile.PLUGINS
 
 
 def test_the_default_sessions_end_with_the_coverage_report() -> None:
@@ -132,7 +149,7 @@ def test_coverage_is_reported_per_package() -> None:
     assert {"toolcall", "toolcall_conformance", "toolcall_replay", "toolcall_example_tags"} <= set(
         sources
     )
-    for name in noxfile.PLUGINS:
+    for name in [*noxfile.PLUGINS, *noxfile.DATA_PLUGINS]:
         assert any(path.is_relative_to(ROOT / "plugins" / name) for path in sources.values())
     rc = noxfile.coverage_rc_for_report()
     for name, source in sources.items():

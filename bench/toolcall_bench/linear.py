@@ -54,6 +54,7 @@ from toolcall_bench.outputs import (
     REQUEST,
     TOOL_NAME,
     Render,
+    kept_content,
     metadata_for,
     renderers_of,
 )
@@ -139,9 +140,9 @@ def shape_output(shape: str, render: Render, parser_class: type[Parser], size: i
     if shape == "newlines before a call":
         one = [(TOOL_NAME, {"path": "a.txt", "content": "x"})]
         call = render("", one)
-        # A format whose calls stand alone (xLAM: the message is the list) has no content
-        # before them: the run of line breaks opens the message.
-        head = "" if render(CONTENT, one) == call else CONTENT
+        # A format whose calls stand alone (xLAM) has no content before them: the run of
+        # line breaks opens the message.
+        head = kept_content(render)
         return head + "\n" * max(1, size - len(call) - len(head)) + call
     if shape == "argument whitespace":
         text = render(CONTENT, [(TOOL_NAME, {"path": "a.txt", "content": _PLACEHOLDER})])

@@ -50,6 +50,7 @@ __all__ = [
     "build_output",
     "build_output_of_bytes",
     "family_tokenizer",
+    "kept_content",
     "metadata_for",
     "renderer_for",
     "renderers_of",
@@ -216,6 +217,7 @@ class Output:
     steps: tuple[str, ...]  # per-token deltas as vLLM's detokenizer releases them
     argument_tokens: int
     arguments: Mapping[str, Any]
+    content: str  # what a correct parse gives as content (:func:`kept_content`)
 
     @property
     def tokens(self) -> int:
@@ -298,7 +300,7 @@ def build_output(render: Render, tokenizer: RealTokenizer, argument_tokens: int)
     if "".join(steps) != text:
         msg = f"tokenizer {tokenizer.name} does not decode the output back to its text"
         raise BenchError(msg)
-    return Output(text, tuple(ids), tuple(steps), len(ids) - base, arguments)
+    return Output(text, tuple(ids), tuple(steps), len(ids) - base, arguments, kept_content(render))
 
 
 def build_output_of_bytes(render: Render, size: int) -> tuple[str, Mapping[str, Any], int]:
@@ -311,6 +313,13 @@ def build_output_of_bytes(render: Render, size: int) -> tuple[str, Mapping[str, 
     count = _least(cost, size, len(lines))
     arguments = arguments_of(_code(lines, count))
     return _turn(render, arguments), arguments, cost(count)
+
+
+def kept_content(render: Render) -> str:
+    """The content a correct parse of a rendered turn gives: :data:`CONTENT`, or nothing
+    for a format whose calls stand alone (xLAM: the message is the list of calls)."""
+    calls = [(TOOL_NAME, {"path": "a.txt"})]
+    return "" if render(CONTENT, calls) == render("", calls) else CONTENT
 
 
 def _turn(render: Render, arguments: Mapping[str, Any]) -> str:

@@ -33,7 +33,6 @@ from toolcall_bench.drivers import (
     problem_with,
 )
 from toolcall_bench.outputs import (
-    CONTENT,
     REQUEST,
     TOOL_NAME,
     BenchError,
@@ -42,6 +41,7 @@ from toolcall_bench.outputs import (
     Variant,
     build_output,
     build_output_of_bytes,
+    kept_content,
     metadata_for,
     variants_of,
 )
@@ -442,7 +442,8 @@ def _parser(
         largest: dict[int, Feed] = {}
         for tokens_per_delta in settings.tokens_per_delta:
             feeds = [
-                (output.feed(tokens_per_delta), _checker(output.arguments)) for output in outputs
+                (output.feed(tokens_per_delta), _checker(output.content, output.arguments))
+                for output in outputs
             ]
             if not streams:  # warm up (imports, caches) once, untimed
                 measure.replays(drivers, feeds[:1], measure.Rounds(1, 1, 0.0))
@@ -453,7 +454,9 @@ def _parser(
                 streams.append(_stream(size, output, feed, timing, settings.clock))
             largest[tokens_per_delta] = feeds[settings.sizes.index(max(settings.sizes))][0]
         streams.sort(key=lambda s: (s["argument_tokens_target"], s["tokens_per_delta"]))
-        shots = measure.one_shot(drivers, big_text, settings.rounds, _checker(big_arguments))
+        shots = measure.one_shot(
+            drivers, big_text, settings.rounds, _checker(kept_content(render), big_arguments)
+        )
         # The same arguments as JSON text, read by json.loads: the one-shot target's yardstick.
         json_text = json.dumps(big_arguments, ensure_ascii=False)
         json_loads = measure.repeated(json.loads, json_text, settings.rounds)
@@ -494,9 +497,9 @@ def _parser(
     return result
 
 
-def _checker(arguments: Mapping[str, Any]) -> measure.Check:
+def _checker(content: str, arguments: Mapping[str, Any]) -> measure.Check:
     calls = [(TOOL_NAME, arguments)]
-    return lambda found: problem_with(found, CONTENT, calls)
+    return lambda found: problem_with(found, content, calls)
 
 
 def _clocked(clocks: measure.Clocks, unit: float, name: str, clock: str) -> dict[str, Any]:

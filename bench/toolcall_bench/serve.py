@@ -415,7 +415,7 @@ def _check(found: Reassembled, key: str, out: Output) -> str | None:
             return "the floor must stream the whole output as one call's arguments"
         return None
     if parser is not None:
-        return problem_with(found, CONTENT, [(TOOL_NAME, out.arguments)])
+        return problem_with(found, out.content, [(TOOL_NAME, out.arguments)])
     # Without a tool parser the output streams as content (vLLM drops the special tokens
     # a format may use as markers, so it is not compared with the text).
     if found.calls or CONTENT not in found.content:

@@ -268,14 +268,15 @@ template_case(
     "template-python-boolean-and-none",
     "",
     [("configure", {"name": "ci", "verbose": True, "cache": None})],
-    expected_calls=[("configure", {"name": "ci", "verbose": "True", "cache": "None"})],
+    expected_calls=[("configure", {"name": "ci", "verbose": True, "cache": None})],
     grammar="reject",
     refusal=(at("True"), "a boolean is JSON true or false: the schema forbids 'True'"),
     notes=(
-        "the template writes a Python boolean and None with |string: 'True' and 'None'. They "
-        "are not strict JSON of the declared types (boolean; string or null), so the typing "
-        "keeps them as strings ('None' is a string, which the schema allows), and the pinned "
-        "grammar refuses 'True'. vLLM 0.33's coercion reads 'True' as true"
+        "the template writes a Python boolean and None with |string: 'True' and 'None'. The "
+        "template JSON says so (python_literals), so they read as the declared types do: "
+        "'True' fits boolean, 'None' is null where null is a type (string or null, null "
+        "first). The pinned grammar writes JSON's true, which reads the same, and refuses "
+        "'True'. vLLM 0.33's coercion reads 'True' as true too"
     ),
 )
 

@@ -120,6 +120,39 @@ def test_null_is_null_wherever_a_schema_admits_it(schema: dict[str, Any]) -> Non
 
 
 @pytest.mark.parametrize(
+    ("schema", "raw", "value"),
+    [
+        ({"type": "boolean"}, "True", True),
+        ({"type": "boolean"}, " False\n", False),
+        ({"type": "boolean"}, "true", True),  # JSON's literal still fits
+        ({"type": ["integer", "boolean"]}, "True", True),
+        (OPTIONAL_STR, "None", None),  # null first, as for the text null
+        ({"type": "null"}, "None", None),
+        # Only where the type admits it: a string stays the text, a number refuses it.
+        ({"type": "string"}, "True", "True"),
+        ({"type": "string"}, "None", "None"),
+        ({"type": "integer"}, "True", "True"),
+        ({"type": "boolean"}, "TRUE", "TRUE"),
+        ({"type": "boolean"}, "None", "None"),
+    ],
+)
+def test_python_literals_fit_the_types_json_literals_fit(
+    schema: object, raw: str, value: object
+) -> None:
+    """A template that writes values with Jinja's |string writes True, False, None."""
+    typed = value_type(schema).read(raw, python_literals=True)
+    assert typed.value == value
+    assert type(typed.value) is type(value)
+    assert typed.problem is None
+
+
+@pytest.mark.parametrize("raw", ["True", "False", "None"])
+def test_python_literals_are_text_unless_asked_for(raw: str) -> None:
+    for schema in ({"type": "boolean"}, OPTIONAL_STR):
+        assert value_type(schema).read(raw).value == raw
+
+
+@pytest.mark.parametrize(
     ("raw", "value"),
     [("7", 7), ("true", True), ("[1]", [1]), ('"x"', "x"), ("hello", "hello"), ("", "")],
 )

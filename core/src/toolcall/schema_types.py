@@ -168,6 +168,9 @@ def _as_text(text: str, why: str | None = None) -> Typed:
     return Typed(clean, why)
 
 
+_PYTHON_BOOLEANS: Final = frozenset({"True", "False"})
+
+
 def _is_null(text: str) -> bool:
     return text.strip(WHITESPACE) == "null"
 
@@ -191,15 +194,21 @@ class ValueType:
         :class:`NullWatch` until it cannot be ``null``."""
         return bool(self.candidates) and self.candidates[0] == "string"
 
-    def read(self, text: str) -> Typed:
-        """The JSON value of the raw text ``text`` (see the module)."""
+    def read(self, text: str, *, python_literals: bool = False) -> Typed:
+        """The JSON value of the raw text ``text`` (see the module). With
+        ``python_literals``, a format that writes its values as Python writes them (a
+        Jinja template's ``|string``): ``True`` and ``False`` fit ``boolean``, ``None``
+        is null where ``null`` is a candidate, as ``true``, ``false`` and ``null`` do."""
         candidates = self.candidates
-        if "null" in candidates and _is_null(text):
+        python = text.strip(WHITESPACE) if python_literals else ""
+        if "null" in candidates and (_is_null(text) or python == "None"):
             return Typed(None)
         found: tuple[int, object, str] | None = None
         for kind in candidates:
             if kind == "string":
                 return _as_text(text)
+            if kind == "boolean" and python in _PYTHON_BOOLEANS:
+                return Typed(python == "True")
             if found is None:
                 found = _read_json(text)
             if kind == _ANY:

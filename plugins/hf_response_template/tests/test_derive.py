@@ -89,8 +89,10 @@ def test_qwen3_coder_is_per_parameter_tags_with_the_name_in_the_opener() -> None
         None,
         [("get_weather", {"city": "Paris", "days": 3}), ("get_weather", {})],
     )
-    # The template writes a boolean as Python's str: said, not hidden.
-    assert any("boolean" in note for note in result.notes)
+    # The template writes a boolean as Python's str: the derived template says so, and reads
+    # it back as the probe's value (no note of a boolean it cannot read).
+    assert field["content_args"]["python_literals"] is True
+    assert not any("boolean" in note for note in result.notes)
 
 
 def test_mistral_before_v11_is_a_json_list_of_calls() -> None:

@@ -793,6 +793,7 @@ class _Members(Body):
         tool = stream.request.tool(name) if name else None
         self.types: ParameterTypes | None = parameter_types(tool)
         self.value_parser: Mapping[str, Any] | None = field.content_args.get("value_parser")
+        self.python_literals = bool(field.content_args.get("python_literals", False))
         self.defective = False
         if name:
             self.commit(name, self.emitter.open())
@@ -823,7 +824,7 @@ class _Members(Body):
             self.defective = True
             self.start_trailing(at, "after a value its parser cannot read")
             return False
-        result = typed(value, key, self.types)
+        result = typed(value, key, self.types, python_literals=self.python_literals)
         if result.problem:
             self.stream.event(EventName.UNREPRESENTABLE_VALUE, f"{key!r}: {result.problem}")
         self.stream.arguments(self.emitter.value(result.value))
@@ -1088,7 +1089,11 @@ class WholeBody(Body):
                 continue
             if isinstance(arguments, Mapping) and field.content in ("xml-inline", "kv-lines"):
                 types = parameter_types(self.stream.request.tool(name))
-                arguments = {k: typed(v, k, types).value for k, v in arguments.items()}
+                python = bool(field.content_args.get("python_literals", False))
+                arguments = {
+                    k: typed(v, k, types, python_literals=python).value
+                    for k, v in arguments.items()
+                }
             text = (
                 arguments
                 if isinstance(arguments, str)

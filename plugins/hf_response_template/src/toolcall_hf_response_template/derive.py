@@ -631,12 +631,17 @@ class _Attempt:
         close_pattern = _literal(close) + (
             r"(?:\s*" + _literal(wrapper_close.strip()) + ")?" if wrapper_close.strip() else ""
         )
+        content_args: dict[str, Any] = {"tag_pattern": tag_pattern}
+        # A raw value written with Jinja's |string (Qwen3-Coder): Python's True, not true.
+        boolean = regex.search(tag_pattern, self.outputs.get("one boolean argument", ""))
+        if boolean is not None and boolean.group("value").strip() == "True":
+            content_args["python_literals"] = True
         return {
             "open_pattern": open_pattern,
             "close_pattern": close_pattern,
             "content": "xml-inline",
             "repeats": True,
-            "content_args": {"tag_pattern": tag_pattern},
+            "content_args": content_args,
             "transform": self._transform("{name}", "{content}"),
         }
 

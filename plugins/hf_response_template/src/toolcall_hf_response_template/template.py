@@ -91,12 +91,18 @@ _ARGS: Final[Mapping[str, Mapping[str, str]]] = {
         "allow_non_json": "bool",
         "strip": "bool",
     },
-    "xml-inline": {"tag_pattern": "str", "value_parser": "parser", "merge_duplicates": "bool"},
+    "xml-inline": {
+        "tag_pattern": "str",
+        "value_parser": "parser",
+        "merge_duplicates": "bool",
+        "python_literals": "bool",
+    },
     "kv-lines": {
         "line_sep": "str",
         "kv_sep": "str",
         "value_parser": "parser",
         "strip": "bool",
+        "python_literals": "bool",
     },
 }
 

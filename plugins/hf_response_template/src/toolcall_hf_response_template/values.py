@@ -134,9 +134,12 @@ def parameter_types(tool: Tool | None) -> ParameterTypes | None:
     return None if tool is None else ParameterTypes.from_parameters(tool.parameters)
 
 
-def typed(value: Any, key: str, types: ParameterTypes | None) -> Typed:
+def typed(
+    value: Any, key: str, types: ParameterTypes | None, *, python_literals: bool = False
+) -> Typed:
     """``value`` (as its parser gave it) typed by ``key``'s declared type: only a
-    string for a declared parameter is typed (transformers' rule)."""
+    string for a declared parameter is typed (transformers' rule). ``python_literals``:
+    the template writes ``True``, ``False`` and ``None`` for JSON's literals."""
     if not isinstance(value, str) or types is None or key not in types.properties:
         return Typed(value)
-    return types.of(key).read(value)
+    return types.of(key).read(value, python_literals=python_literals)

@@ -20,23 +20,35 @@ from toolcall import ParserContext, Request
 from toolcall_hf_response_template.derive import Derived, derive, read_chat_template
 from toolcall_hf_response_template.parser import template_parser
 
-#: The shipped template of the same format, for comparison.
-SHIPPED: dict[str, str] = {
-    "hermes": "hermes",
-    "qwen3coder": "qwen3_coder",
-    "llama3.1_json": "llama3_json",
-    "llama3.2_json": "llama3_json",
-    "mistral": "mistral",
-    "mistral3": "mistral",
-    "mistral_parallel": "mistral",
-    "qwen2.5": "hermes",
-    "llama3.1": "hermes",
-    "glm4.5": "glm",
+_ENGINE = "toolcall_hf_response_template"
+
+#: The shipped template of the same format, for comparison: (package, resource), the engine's
+#: own or a data family's.
+SHIPPED: dict[str, tuple[str, str]] = {
+    "hermes": (_ENGINE, "templates/hermes.json"),
+    "qwen3coder": ("toolcall_qwen", "qwen3_coder.json"),
+    "deepseekv3": ("toolcall_deepseek", "deepseek_v3.json"),
+    "deepseekv31": ("toolcall_deepseek", "deepseek_v31.json"),
+    "xlam_llama": ("toolcall_xlam", "xlam.json"),
+    "xlam_qwen": ("toolcall_xlam", "xlam.json"),
+    "llama3.1_json": (_ENGINE, "templates/llama3_json.json"),
+    "llama3.2_json": (_ENGINE, "templates/llama3_json.json"),
+    "mistral": (_ENGINE, "templates/mistral.json"),
+    "mistral3": (_ENGINE, "templates/mistral.json"),
+    "mistral_parallel": (_ENGINE, "templates/mistral.json"),
+    "qwen2.5": (_ENGINE, "templates/hermes.json"),
+    "llama3.1": (_ENGINE, "templates/hermes.json"),
+    "glm4.5": (_ENGINE, "templates/glm.json"),
+    "deepseek-v3": ("toolcall_deepseek", "deepseek_v31.json"),
 }
 #: vLLM 0.33's example template -> the corpora (cases/<name>/) of its format.
 FAMILIES: dict[str, tuple[str, ...]] = {
     "hermes": ("hermes", "hf/qwen2.5:json"),
-    "qwen3coder": ("hf/qwen2.5:xml-inline",),
+    "qwen3coder": ("qwen3_coder", "hf/qwen2.5:xml-inline"),
+    "deepseekv3": ("deepseek_v3",),
+    "deepseekv31": ("deepseek_v31",),
+    "xlam_llama": ("xlam/llama3.1",),
+    "xlam_qwen": ("xlam/qwen2.5",),
     "llama3.1_json": ("llama3_json",),
     "llama3.2_json": ("llama3_json",),
     "llama4_json": ("llama4_json",),
@@ -51,6 +63,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "llama3.1": ("hermes",),
     "llama4": ("llama4_pythonic",),
     "glm4.5": ("glm45", "glm47"),
+    "deepseek-v3": ("deepseek_v31",),  # V3.1's shape (its bare JSON), whatever its file name
 }
 
 
@@ -81,10 +94,12 @@ def calls_of(message: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def shipped(name: str) -> dict[str, Any]:
-    text = resources.files("toolcall_hf_response_template").joinpath(f"templates/{name}.json")
-    data: dict[str, Any] = json.loads(text.read_text("utf-8"))
-    return data
+def shipped(where: tuple[str, str]) -> dict[str, Any]:
+    package, resource = where
+    data: dict[str, Any] = json.loads(resources.files(package).joinpath(resource).read_text())
+    # A data family's resource wraps the template; the engine's files are the template.
+    template: dict[str, Any] = data.get("response_template", data)
+    return template
 
 
 def agreeing(template: dict[str, Any], corpus: list[dict[str, Any]]) -> int:
@@ -115,7 +130,9 @@ def main(examples: Path) -> None:
         corpus = [case for c in corpora for case in cases(c)]
         theirs = ""
         if corpus and name in SHIPPED:
-            theirs = f"{agreeing(shipped(SHIPPED[name]), corpus)} (`{SHIPPED[name]}`)"
+            package, resource = SHIPPED[name]
+            label = f"{package.removeprefix('toolcall_')}/{Path(resource).stem}"
+            theirs = f"{agreeing(shipped(SHIPPED[name]), corpus)} (`{label}`)"
         if isinstance(result, Derived):
             what = result.encoding
             if corpus:

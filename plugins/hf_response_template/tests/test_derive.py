@@ -144,6 +144,21 @@ def test_deepseek_v31_writes_the_name_before_the_json() -> None:
     )
 
 
+def test_a_call_opener_is_not_cut_where_the_closer_ends_as_the_opener_does() -> None:
+    # "...call end|>" + "<|tool call begin|>" and "...calls begin|>" + "<|tool call begin|>":
+    # the repeated text is "<|tool call begin|>", not "|><|tool call begin|>", so a call
+    # written without the section's markers (seen in the wild) still opens.
+    text, tokens = read_chat_template(str(DATA / "replay_deepseek-v3.jinja"))
+    result = derive(text, tokens)
+    assert isinstance(result, Derived), str(result)
+    begin, sep, end = deepseek("tool call begin"), deepseek("tool sep"), deepseek("tool call end")
+    output = f'Checking.{begin}get_time{sep}{{"timezone": "UTC"}}{end}'
+    assert calls(result.template, output) == ("Checking.", [("get_time", {"timezone": "UTC"})])
+    sectioned = f"{deepseek('tool calls begin')}{output.removeprefix('Checking.')}"
+    sectioned += deepseek("tool calls end")
+    assert calls(result.template, sectioned) == (None, [("get_time", {"timezone": "UTC"})])
+
+
 def test_llama3_json_has_no_markup_a_call_is_json_at_the_start() -> None:
     # {"name": NAME, "parameters": ARGS|tojson}; a second call raises in the template
     result = derived("llama3.1_json")

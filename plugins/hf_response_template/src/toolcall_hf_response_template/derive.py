@@ -427,17 +427,30 @@ class _Attempt:
         if two[second + len(BETA) :] != after_name:
             raise _Refused(TWO_CALLS, "the text after the last call differs from one call's")
         between = two[first + len(ALPHA) : second]
-        each = _common_suffix(between, before_name)
-        each_open = before_name[len(before_name) - each :]
-        rest = between[: len(between) - each]
-        kept = _common_prefix(rest, after_name)
-        wrapper_close = after_name[kept:]
+        longest = _common_suffix(between, before_name)
+        # The longest repeat may take the end of the closer with it where the closer and
+        # the opener end alike (DeepSeek's "call end" and "calls begin" markers both end in
+        # a bar and ">"): a call's opener starts as the first call's markup does, if a
+        # split allows it.
+        lead = before_name.lstrip()[:1]
+        for each in [
+            *(n for n in range(longest, 0, -1) if before_name[-n:].lstrip()[:1] == lead),
+            longest,
+        ]:
+            rest = between[: len(between) - each]
+            kept = _common_prefix(rest, after_name)
+            if not rest[kept:].strip():
+                break
         if rest[kept:].strip():
             raise _Refused(
                 TWO_CALLS,
                 f"the text between two calls {rest[kept:]!r} is neither a call's markup nor blank",
             )
-        return before_name[: len(before_name) - each], each_open, wrapper_close
+        return (
+            before_name[: len(before_name) - each],
+            before_name[len(before_name) - each :],
+            after_name[kept:],
+        )
 
     def _json_object(
         self, out: str, start: int, end: int, paths: tuple[str, str]

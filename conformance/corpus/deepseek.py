@@ -22,13 +22,6 @@ Every ``expected`` is written by hand from the parsing policy (DESIGN §6,
 plugins/hf_response_template/README.md and plugins/deepseek/README.md) and the format, never
 from a parser's output. ``expected.grammar`` is what the structural tag must do with the
 tokens at strict level ``parameter``; a ``reject`` gives the place it must refuse.
-
-Left out while the hf engine settles a closer before a longer match is complete (branch
-``hfdelim``): a call closed by ``<｜tool▁call▁end｜><｜tool▁calls▁end｜>`` is read right when the
-two markers arrive whole (one-shot, token steps) but the character and random splits, which cut
-``<｜tool▁calls▁end｜>``, leave it in content. :data:`WAITING` names those cases (every
-call closed so, and V3's ``tool_choice: "none"`` case, whose held closer breaks promptness);
-the script builds them but writes them only once the fix lands (empty the set then).
 """
 
 from __future__ import annotations
@@ -172,10 +165,6 @@ def v31_turn(content: str, calls: Calls) -> str:
 
 CASES: list[dict[str, Any]] = []
 
-#: Cases held back until the hf engine waits for ``<｜tool▁calls▁end｜>`` after a closer that
-#: has just completed (branch hfdelim): ``name/slug``.
-WAITING: set[str] = set()
-
 
 def case(
     name: str,
@@ -199,7 +188,6 @@ def case(
     parallel_tool_calls: bool | None = None,
     strict_level: str | None = None,
     constrained: bool = False,
-    waiting: bool = False,
 ) -> None:
     request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
     request["tool_choice"] = tool_choice
@@ -238,8 +226,6 @@ def case(
             "constrained": constrained,
         }
     )
-    if waiting or (calls and text.endswith(CALL_END + CALLS_END)):
-        WAITING.add(f"{name}/{slug}")
 
 
 def rendered(name: str, slug: str, content: str, calls: Calls, **kw: Any) -> None:
@@ -354,9 +340,6 @@ for name in (V3, V31):
         content=turn,
         calls=[],
         notes='tool_choice "none": the whole output is content, markers included (DESIGN §6)',
-        # V3's closer held in content while <｜tool▁calls▁end｜> may follow is more than a
-        # marker prefix for the promptness check (the same hold, branch hfdelim)
-        waiting=name == V3,
     )
 
 # ---- V3 / R1: reasoning, defects, truncation ----------------------------------------------
@@ -713,13 +696,7 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ready = []
-    for entry in CASES:
-        if f"{entry['name']}/{entry['slug']}" in WAITING:
-            build(entry)  # not written, but it must still build
-        else:
-            ready.append(entry)
-    return write_corpus((build(entry) for entry in ready), argv, label="DeepSeek")
+    return write_corpus((build(entry) for entry in CASES), argv, label="DeepSeek")
 
 
 if __name__ == "__main__":

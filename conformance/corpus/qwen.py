@@ -502,9 +502,9 @@ template_case(
 #
 # The text is the chat template's rendering; the token ids are what the structural tag of
 # the installed qwen3_coder parser at the request's own strict level let through, one seeded
-# choice per step (toolcall_conformance.constrained). The seed is the slug. Every one is at
-# strict level parameter: a plan that leaves a tool unpinned gets no grammar from the hf
-# engine for this template today (README, "Structural tag").
+# choice per step (toolcall_conformance.constrained). The seed is the slug. The last is at
+# the default strict level: its plan leaves the tool unpinned (any tag the template's
+# pattern allows, each value any text).
 
 template_case(
     "constrained-required",
@@ -523,6 +523,14 @@ template_case(
         ("get_weather", {"city": "Oslo"}),
     ],
     strict_level="parameter",
+    grammar="accept",
+    constrained=True,
+)
+template_case(
+    "constrained-required-unpinned",
+    "",
+    [("run_shell_command", {"command": "ls -la", "workdir": "/tmp"})],
+    tool_choice="required",
     grammar="accept",
     constrained=True,
 )

@@ -44,7 +44,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from toolcall_conformance.builder import Place, at, build_case, write_corpus
+from toolcall import Registry
+from toolcall_conformance.builder import (
+    Place,
+    at,
+    build_case,
+    build_case_under_grammar,
+    write_corpus,
+)
 from toolcall_conformance.cases import validate_case_data
 
 HERE = Path(__file__).resolve().parent
@@ -135,6 +142,7 @@ def case(
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    constrained: bool = False,
 ) -> None:
     request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
     request["tool_choice"] = tool_choice
@@ -168,6 +176,7 @@ def case(
             "expected": expected,
             "finish_reason": finish_reason,
             "response_template": response_template,
+            "constrained": constrained,
         }
     )
 
@@ -763,18 +772,81 @@ case(
 )
 
 
+# ---- generated under the grammar (request.constrained) -------------------------------------
+#
+# The text is each template's format (a chat template's rendering where the corpus has one);
+# the token ids are what the hf parser's structural tag for that response template and the
+# request's plan (at its own strict level) let through, one seeded choice per step
+# (toolcall_conformance.constrained). The seed is the case id. A tool marked ``strict: true``
+# puts ``auto`` under the grammar with that tool's schema pinned.
+
+STRICT_WEATHER = {**WEATHER, "function": {**WEATHER["function"], "strict": True}}
+case(
+    "hermes-constrained-auto-strict-tool",
+    hermes.qwen25_turn(
+        "Checking.", [("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})]
+    ),
+    tools=[STRICT_WEATHER, TIME],
+    content="Checking.",
+    calls=[("get_current_weather", {"location": "東京都 🗼", "unit": "celsius"})],
+    grammar="accept",
+    constrained=True,
+    **QWEN25,
+)
+case(
+    "hermes-constrained-required-two-calls",
+    hermes.qwen25_turn("", TOKYO),
+    tool_choice="required",
+    content=None,
+    calls=list(TOKYO),
+    grammar="accept",
+    constrained=True,
+    **QWEN25,
+)
+case(
+    "glm-constrained-named-call",
+    glm.glm46_turn("", [("get_weather", {"city": "Beijing", "days": 3})]),
+    tools=[glm.WEATHER, glm.CURRENT_TIME],
+    tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    content=None,
+    calls=[("get_weather", {"city": "Beijing", "days": 3})],
+    grammar="accept",
+    constrained=True,
+    **GLM46,
+)
+case(
+    "qwen3-coder-constrained-single-call-not-parallel",
+    coder_call("write_file", {"path": "a.md", "content": "<tool_call>\n<function=x>"}),
+    tool_choice="required",
+    parallel_tool_calls=False,
+    content=None,
+    calls=[("write_file", {"path": "a.md", "content": "<tool_call>\n<function=x>"})],
+    grammar="accept",
+    constrained=True,
+    notes="the value holds the opener's text: inside </parameter> it is the value's text",
+    **CODER_CASE,
+)
+
+
 def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     tokenizer, slug = entry["tokenizer"], entry["slug"]
-    data = build_case(
-        tokenizer=tokenizer,
-        parser=PARSER,
-        text=entry["text"],
-        request=entry["request"],
-        provenance=entry["provenance"],
-        expected=entry["expected"],
-        finish_reason=entry["finish_reason"],
-        case_id=f"{PARSER}/{tokenizer}/{slug}",
-    )
+    common: dict[str, Any] = {
+        "tokenizer": tokenizer,
+        "text": entry["text"],
+        "request": entry["request"],
+        "provenance": entry["provenance"],
+        "expected": entry["expected"],
+        "case_id": f"{PARSER}/{tokenizer}/{slug}",
+    }
+    if entry["constrained"]:
+        data = build_case_under_grammar(
+            Registry.load().get(PARSER),
+            seed=common["case_id"],
+            response_template=entry["response_template"]["template"],
+            **common,
+        )
+    else:
+        data = build_case(parser=PARSER, finish_reason=entry["finish_reason"], **common)
     ordered = {}
     for key, value in data.items():
         ordered[key] = value

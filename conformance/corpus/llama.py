@@ -213,6 +213,8 @@ def case(
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    strict_level: str | None = None,
+    constrained: bool = False,
 ) -> None:
     placed = None if refusal is None else (refusal[0](text), refusal[1])
     provenance: dict[str, Any] = {"kind": kind, "source": source}
@@ -226,8 +228,11 @@ def case(
         tokenizer=tokenizer,
         parser=parser,
         slug=slug,
+        constrained=constrained,
         text=text,
-        request=request_body(tools if tools is not None else ALL, tool_choice, parallel_tool_calls),
+        request=request_body(
+            tools if tools is not None else ALL, tool_choice, parallel_tool_calls, strict_level
+        ),
         provenance=provenance,
         expected=expected_parse(
             content, calls, recoveries=recoveries, grammar=grammar, refusal=placed
@@ -1129,6 +1134,75 @@ py(
     model="meta-llama/Llama-4 (served with llama4_pythonic; the issue does not say which)",
     notes=f"{RECONSTRUCTED}. The text is the concatenation of the logged deltas",
 )
+
+
+# ---- generated under the grammar (request.constrained) ----------------------------------------
+#
+# The text is the template's rendering; the token ids are what the structural tag of the
+# request's plan (at its own strict level, else the parser's default) let through, one seeded
+# choice per step (toolcall_conformance.constrained). The seed is the case id. A tool marked
+# ``strict: true`` puts ``auto`` under the grammar with that tool's schema pinned.
+
+
+def strict(declared: dict[str, Any]) -> dict[str, Any]:
+    """The tool with ``strict: true``."""
+    return {**declared, "function": {**declared["function"], "strict": True}}
+
+
+def get_time_named() -> dict[str, Any]:
+    return {"type": "function", "function": {"name": "get_time"}}
+
+
+TOKYO = {"location": "東京都 🗼", "unit": "celsius"}
+Render = Callable[..., None]
+
+
+def constrained_cases(render: Render, markup_in_string: str) -> None:
+    """The plans under a grammar, each rendered by ``render(slug, name, arguments, **kw)``;
+    every value a string, as the pythonic template can write it. ``markup_in_string`` is
+    text that reads like the format's call markup, inside the one call's string argument."""
+    render(
+        "constrained-auto-strict-tool",
+        "get_current_weather",
+        TOKYO,
+        tools=[strict(WEATHER), TIME],
+    )
+    render(
+        "constrained-required-call",
+        "search",
+        {"query": "tool calling", "filter": "news"},
+        tool_choice="required",
+    )
+    render("constrained-named-call", "get_time", {"timezone": "UTC"}, tool_choice=get_time_named())
+    render(
+        "constrained-single-call-not-parallel",
+        "write_file",
+        {"path": "a.md", "content": markup_in_string},
+        tool_choice="required",
+        parallel_tool_calls=False,
+    )
+
+
+def one_call(template: Callable[..., None]) -> Render:
+    """``render`` for a template that takes content and a list of calls."""
+
+    def render(slug: str, name: str, arguments: dict[str, Any], **kw: Any) -> None:
+        template(slug, "", [(name, arguments)], grammar="accept", constrained=True, **kw)
+
+    return render
+
+
+JSON_MARKUP = '# Calls\n\n{"name": "get_time", "parameters": {}} is text here.'
+constrained_cases(
+    lambda slug, name, arguments, **kw: l3_template(
+        slug, name, arguments, grammar="accept", constrained=True, **kw
+    ),
+    JSON_MARKUP,
+)
+constrained_cases(one_call(l4_template), JSON_MARKUP)
+# The pythonic template writes each value between double quotes unescaped: no quote or
+# line break in a value (the rendering would not be a Python call).
+constrained_cases(one_call(py_template), "[get_time(timezone='UTC')] is text here.")
 
 
 # -- writing --------------------------------------------------------------------------------

@@ -41,12 +41,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolcall import Registry
 from toolcall_conformance.builder import (
     Place,
     at,
     at_end,
     build_case,
     build_case_from_ids,
+    build_case_under_grammar,
     write_corpus,
 )
 from toolcall_conformance.tokenizers import get_tokenizer
@@ -170,6 +172,7 @@ def case(
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    constrained: bool = False,
 ) -> None:
     request: dict[str, Any] = {"tools": tools if tools is not None else ALL}
     request["tool_choice"] = tool_choice
@@ -204,6 +207,7 @@ def case(
             "provenance": provenance,
             "expected": expected,
             "finish_reason": finish_reason,
+            "constrained": constrained,
         }
     )
 
@@ -854,6 +858,79 @@ case(
 )
 
 
+# -- generated under the grammar (request.constrained) ----------------------------------------
+#
+# The text is the turn as each generation writes it (v11_turn: the v13 form without ids;
+# pre_v11_turn: the list); the token ids are what the structural tag of the request's plan
+# (at its own strict level) let through, one seeded choice per step
+# (toolcall_conformance.constrained), so [TOOL_CALLS] and [ARGS] may come as their control
+# tokens or as plain text, as the grammar allows. The seed is the case id. A tool marked
+# ``strict: true`` puts ``auto`` under the grammar with that tool's schema pinned.
+
+
+def strict(declared: dict[str, Any]) -> dict[str, Any]:
+    """The tool with ``strict: true``."""
+    return {**declared, "function": {**declared["function"], "strict": True}}
+
+
+NAMED_TIME = {"type": "function", "function": {"name": "get_time"}}
+MARKUP_IN_STRING = '# Calls\n\n[TOOL_CALLS]get_time[ARGS]{} and [{"name": "x"}] are text here.'
+# No character outside tekken's merged tokens (an emoji): vLLM hands xgrammar tekken's vocab()
+# as raw text, where every byte token reads U+FFFD, so no grammar lets such a character be
+# written with a tekken tokenizer.
+CONSTRAINED_PLANS: dict[str, tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]] = {
+    "auto-strict-tool": (
+        [("get_current_weather", {"city": "東京都", "unit": "celsius"})],
+        {"tools": [strict(WEATHER), TIME]},
+    ),
+    "required-two-calls": (
+        [
+            ("search", {"query": "tool calling", "top_k": 2, "exact": False}),
+            ("get_time", {"timezone": "UTC"}),
+        ],
+        {"tool_choice": "required"},
+    ),
+    "named-call": ([("get_time", {"timezone": "UTC"})], {"tool_choice": NAMED_TIME}),
+    "single-call-not-parallel": (
+        [("write_file", {"path": "a.md", "content": MARKUP_IN_STRING})],
+        {"tool_choice": "required", "parallel_tool_calls": False},
+    ),
+}
+
+
+def compact_pre_v11_turn(content: str, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """:func:`pre_v11_turn` with no blank after [TOOL_CALLS] (SentencePiece's detokenizer
+    drops the blank of a word piece that follows a control token, so under a grammar that
+    blank is not the text the parser receives)."""
+    return pre_v11_turn(content, calls).replace(f"{TOOL_CALLS} [", f"{TOOL_CALLS}[", 1)
+
+
+for tokenizer, turn, plans in (
+    (
+        V11,
+        v11_turn,
+        ("auto-strict-tool", "required-two-calls", "named-call", "single-call-not-parallel"),
+    ),
+    (V3, compact_pre_v11_turn, ("required-two-calls", "single-call-not-parallel")),
+    (TEKKEN, compact_pre_v11_turn, ("auto-strict-tool", "named-call")),
+):
+    for plan in plans:
+        calls, request = CONSTRAINED_PLANS[plan]
+        case(
+            f"constrained-{plan}",
+            turn("", calls),
+            tokenizer=tokenizer,
+            content=None,
+            calls=list(calls),
+            kind="template" if tokenizer == V11 else "constructed",
+            source=V13_FORMAT if tokenizer == V11 else CONSTRUCTED,
+            notes="" if tokenizer == V11 else "the list right after [TOOL_CALLS]",
+            grammar="accept",
+            constrained=True,
+            **request,
+        )
+
+
 # -- writing --------------------------------------------------------------------------------
 
 
@@ -868,7 +945,12 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
         "finish_reason": entry["finish_reason"],
         "case_id": f"{PARSER}/{tokenizer}/{slug}",
     }
-    if entry["ids"] is not None:
+    if entry["constrained"]:
+        del common["finish_reason"], common["parser"]  # ends on a stop token; the class
+        data = build_case_under_grammar(
+            Registry.load().get(PARSER), text=entry["text"], seed=common["case_id"], **common
+        )
+    elif entry["ids"] is not None:
         data = build_case_from_ids(token_ids=entry["ids"], **common)
     else:
         data = build_case(text=entry["text"], **common)

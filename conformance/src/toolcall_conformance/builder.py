@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolcall import Parser, ParserContext, Request, StrictLevel, Vocabulary
+from toolcall import Parser, ParserContext, Registry, Request, StrictLevel, Vocabulary
 from toolcall.strictness import resolve_plan
 from toolcall_conformance import __version__
 from toolcall_conformance.cases import (
@@ -178,11 +178,14 @@ def build_case_under_grammar(
     expected: Mapping[str, Any] | None,
     case_id: str,
     seed: str,
+    response_template: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``request.constrained`` case: ``text`` generated under the structural tag that
     ``parser_class`` builds for ``request`` at the request's own strict level (else the
     parser's default), token by token (:func:`toolcall_conformance.constrained.
     generate_under_grammar`, seeded with ``seed``), ending on a stop token.
+    ``response_template`` is the template a data-driven parser (``hf``) reads, carried in
+    the vocabulary's metadata as the case carries it.
 
     ``provenance.notes`` records how the ids were made. Raises :class:`BuildError` when no
     grammar applies to the request or the text cannot be generated under it.
@@ -200,7 +203,9 @@ def build_case_under_grammar(
         strict_level=StrictLevel.from_name(own) if isinstance(own, str) else None,
         default_level=parser_class.default_strict_level,
     )
-    context = ParserContext(request=view, vocabulary=Vocabulary(special_tokens=real.special_tokens))
+    metadata = {} if response_template is None else {"response_template": response_template}
+    vocabulary = Vocabulary(special_tokens=real.special_tokens, metadata=metadata)
+    context = ParserContext(request=view, vocabulary=vocabulary)
     tag = parser_class(context).structural_tag(plan) if plan.grammar else None
     if tag is None:
         msg = f"{parser_class.name} applies no grammar to this request at its own strict level"
@@ -456,11 +461,14 @@ def request_body(
     tools: Sequence[Mapping[str, Any]],
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    strict_level: str | None = None,
 ) -> dict[str, Any]:
-    """A case's ``request``: ``parallel_tool_calls`` only when given."""
+    """A case's ``request``: ``parallel_tool_calls`` and ``strict_level`` only when given."""
     request: dict[str, Any] = {"tools": list(tools), "tool_choice": tool_choice}
     if parallel_tool_calls is not None:
         request["parallel_tool_calls"] = parallel_tool_calls
+    if strict_level is not None:
+        request["strict_level"] = strict_level
     return request
 
 
@@ -491,12 +499,25 @@ def expected_parse(
 
 
 def build_corpus_case(
-    root: Path, *, tokenizer: str, parser: str, slug: str, **fields: Any
+    root: Path,
+    *,
+    tokenizer: str,
+    parser: str,
+    slug: str,
+    constrained: bool = False,
+    **fields: Any,
 ) -> tuple[Path, dict[str, Any]]:
     """:func:`build_case` for a shipped corpus: the id ``PARSER/TOKENIZER/SLUG`` and the
     file ``root/PARSER/TOKENIZER/SLUG.json`` (``fields``: text, request, provenance,
-    expected, finish_reason)."""
-    data = build_case(
-        tokenizer=tokenizer, parser=parser, case_id=f"{parser}/{tokenizer}/{slug}", **fields
+    expected, finish_reason). With ``constrained``, :func:`build_case_under_grammar` with
+    the registered parser of that name, seeded with the id (the case ends on a stop token,
+    so ``finish_reason`` is not asked for)."""
+    case_id = f"{parser}/{tokenizer}/{slug}"
+    path = root / parser / tokenizer / f"{slug}.json"
+    if not constrained:
+        return path, build_case(tokenizer=tokenizer, parser=parser, case_id=case_id, **fields)
+    fields.pop("finish_reason", None)
+    data = build_case_under_grammar(
+        Registry.load().get(parser), tokenizer=tokenizer, case_id=case_id, seed=case_id, **fields
     )
-    return root / parser / tokenizer / f"{slug}.json", data
+    return path, data

@@ -162,6 +162,8 @@ def case(
     finish_reason: str = "stop",
     tool_choice: object = "auto",
     parallel_tool_calls: bool | None = None,
+    strict_level: str | None = None,
+    constrained: bool = False,
 ) -> None:
     placed = None if refusal is None else (refusal[0](text), refusal[1])
     provenance: dict[str, Any] = {
@@ -176,12 +178,13 @@ def case(
             "parser": parser,
             "slug": slug,
             "text": text,
-            "request": request_body(tools, tool_choice, parallel_tool_calls),
+            "request": request_body(tools, tool_choice, parallel_tool_calls, strict_level),
             "provenance": provenance,
             "expected": expected_parse(
                 content, calls, recoveries=recoveries, grammar=grammar, refusal=placed
             ),
             "finish_reason": finish_reason,
+            "constrained": constrained,
         }
     )
 
@@ -854,6 +857,26 @@ case(
 )
 case(
     "olmo3",
+    "markers-inside-a-string",
+    '<function_calls>write(filePath="olmo.md", content="Calls end with </function_calls>; '
+    'blocks open with <function_calls>.")</function_calls>',
+    tools=[WRITE],
+    content=None,
+    calls=[
+        (
+            "write",
+            {
+                "filePath": "olmo.md",
+                "content": "Calls end with </function_calls>; blocks open with <function_calls>.",
+            },
+        )
+    ],
+    notes="inside a string literal both markers are the string's text; the block ends at the "
+    "marker after the call",
+    grammar="accept",
+)
+case(
+    "olmo3",
     "tool-choice-none",
     '<function_calls>get_weather(city="Oslo")</function_calls>',
     tools=[WEATHER],
@@ -861,6 +884,61 @@ case(
     calls=[],
     tool_choice="none",
 )
+
+
+# -- generated under the grammar (request.constrained) ----------------------------------------
+#
+# The text is the format's own turn (pythonic_turn, olmo3_turn: the writers the benchmark
+# uses); the token ids are what the structural tag of the request's plan (at its own strict
+# level) let through, one seeded choice per step (toolcall_conformance.constrained). The seed
+# is the case id. A tool marked ``strict: true`` puts ``auto`` under the grammar with that
+# tool's schema pinned.
+
+
+def strict(declared: dict[str, Any]) -> dict[str, Any]:
+    """The tool with ``strict: true``."""
+    return {**declared, "function": {**declared["function"], "strict": True}}
+
+
+for parser, turn in (("pythonic", pythonic_turn), ("olmo3", olmo3_turn)):
+    plans: list[tuple[str, list[tuple[str, dict[str, Any]]], dict[str, Any]]] = [
+        (
+            "constrained-auto-strict-tool",
+            [("get_weather", {"city": "Zürich 東京 🌤", "metric": "celsius"})],
+            {"tools": [strict(WEATHER), TIME]},
+        ),
+        (
+            "constrained-required-two-calls",
+            [("search", {"query": "tool calling", "limit": 2, "exact": False}), ("get_time", {})],
+            {"tools": [SEARCH, TIME], "tool_choice": "required"},
+        ),
+        (
+            "constrained-named-call",
+            [("get_time", {"tz": "UTC"})],
+            {
+                "tools": [WEATHER, TIME],
+                "tool_choice": {"type": "function", "function": {"name": "get_time"}},
+            },
+        ),
+        (
+            "constrained-single-call-not-parallel",
+            [("run_command", {"command": "echo '[get_time()]' \"<function_calls>\""})],
+            {"tools": [SHELL, TIME], "tool_choice": "required", "parallel_tool_calls": False},
+        ),
+    ]
+    for slug, calls, request in plans:
+        case(
+            parser,
+            slug,
+            turn("", calls),
+            content=None,
+            calls=list(calls),
+            grammar="accept",
+            constrained=True,
+            notes="the text is the format's turn as the corpus writes it (pythonic_turn, "
+            "olmo3_turn)",
+            **request,
+        )
 
 
 # -- writing --------------------------------------------------------------------------------
@@ -874,6 +952,7 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
         parser=entry["parser"],
         slug=entry["slug"],
         finish_reason=entry["finish_reason"],
+        constrained=entry["constrained"],
         **fields,
     )
 

@@ -211,11 +211,16 @@ def test_strict_parsing_makes_recoveries_defects() -> None:
             None,
             [("get_time", "{}"), ("get_weather", '{"city": null}')],
         ),
-        # The end marker ends the block, even inside a string (the call is malformed).
+        # Inside a string, the markers are the string's text (the block has no end).
         (
             "<function_calls>get_weather(city='a</function_calls>b')",
-            "b')",
-            [("get_weather", '{"city": "a')],
+            None,
+            [("get_weather", '{"city": "a</function_calls>b"}')],
+        ),
+        (
+            '<function_calls>get_weather(city="<function_calls>")</function_calls>',
+            None,
+            [("get_weather", '{"city": "<function_calls>"}')],
         ),
         # A new block before the end marker: the first ends there.
         (

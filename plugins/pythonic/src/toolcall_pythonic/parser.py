@@ -283,6 +283,9 @@ class Olmo3Stream(CallStream):
 
     def on_marker(self, marker: str, start: int) -> None:
         self.slow()
+        if self._reader is not None and self._reader.in_string:
+            self.on_text(marker, start)  # a string's own text, as any other
+            return
         if marker == START:
             if self._inside:
                 self._close_block(None)

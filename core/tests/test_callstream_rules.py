@@ -1,5 +1,5 @@
 """The call-stream machine's rules that hermes needed added to it, for every family:
-content on both sides of a call never joins into a marker without ``unparsed-markup``
+content on both sides of a call (or of markup) never joins into a marker without ``unparsed-markup``
 saying why (DESIGN §4.4), and ``close_call`` checks arguments a family's JSON scanner
 decoded already without decoding them again.
 
@@ -102,6 +102,51 @@ def test_content_that_does_not_join_into_a_marker_is_not_reported(text: str) -> 
         parsed, violations = check_stream(parser, steps)
         assert violations == [], "\n".join(map(str, violations))
         assert parsed.events == ()
+
+
+SEPARATOR = "<s>"
+
+
+class SeparatedParser(TinyParser):
+    """The tiny family with one more marker, ``<s>``: framing between content, no call."""
+
+    name: ClassVar[str] = "tiny-separated"
+    markers: ClassVar[tuple[str, ...]] = (START, END, SEPARATOR)
+
+    def stream(self) -> TinyStream:
+        return SeparatedStream(self)
+
+
+class SeparatedStream(TinyStream):
+    def __init__(self, parser: Parser) -> None:
+        CallStream.__init__(self, parser, markers=(START, END, SEPARATOR))
+        self._in_call = False
+
+    def on_marker(self, marker: str, start: int) -> None:
+        if marker == SEPARATOR and not self._in_call:
+            self.frame(start, start + len(marker))
+        else:
+            super().on_marker(marker, start)
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("Done</c<s>>", "Done</c>"),  # a marker's two ends around markup, no call between
+        ("</<s>c>", "</c>"),
+    ],
+)
+def test_content_that_joins_into_a_marker_across_markup_is_reported(
+    text: str, content: str
+) -> None:
+    parser = SeparatedParser()
+    for steps in splits(text):
+        parsed, violations = check_stream(parser, steps)
+        assert violations == [], "\n".join(map(str, violations))
+        assert parsed.content == content
+        joins = [e for e in parsed.events if e.name == EventName.UNPARSED_MARKUP]
+        assert len(joins) == 1, steps
+        assert repr(END) in joins[0].detail
 
 
 class DecodedStream(TinyStream):

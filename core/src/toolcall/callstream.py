@@ -624,6 +624,9 @@ class CallStream(abc.ABC):
             return
         self.__accounted = max(self.__accounted, end)
         self.__add_span(start, end)
+        if self.__tail:  # content on both sides of markup must not join into a marker
+            self.__joining = True
+            self.__since_call = 0
 
     def hold(self, text: str, start: int) -> None:
         """Text whose fate is not known yet; :meth:`settle` or :meth:`release` decides."""
@@ -878,9 +881,9 @@ class CallStream(abc.ABC):
             self.__out.pieces.append((_CONTENT, None, None, text))
 
     def __remember(self, released: str) -> None:
-        """Keep the end of the content released so far. After a call (or reasoning),
-        content released on either side of it must not join into a marker: if it
-        does, ``unparsed-markup`` says why content holds one (DESIGN §4.4)."""
+        """Keep the end of the content released so far. After a call, reasoning or
+        markup, content released on either side of it must not join into a marker: if
+        it does, ``unparsed-markup`` says why content holds one (DESIGN §4.4)."""
         joinable = self.__joinable
         assert joinable is not None
         keep = joinable.longest - 1

@@ -28,7 +28,6 @@ but without its closer, ``missing-end``.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -40,7 +39,8 @@ from toolcall.scanning import UNDECODED, JsonEmitter, name_problem
 from toolcall.types import WHITESPACE, EventName
 from toolcall_hf_response_template.canonical import Canonical
 from toolcall_hf_response_template.jsontokens import SCALAR, STRING, JsonTokens, Token
-from toolcall_hf_response_template.patterns import Delimiter, group_end, linear_time_problem
+from toolcall_hf_response_template.patterns import Delimiter
+from toolcall_hf_response_template.tags import Tags
 from toolcall_hf_response_template.transform import Source, apply
 from toolcall_hf_response_template.values import (
     UnreadableValue,
@@ -75,7 +75,7 @@ def make_body(stream: HfStream, field: Field, captures: Mapping[str, str], start
         return JsonBody(stream, field, captures, start)
     if shape.name_at_open and whole_arguments and not shape.each:
         if field.content == "xml-inline":
-            tags = _Tags.split(field.content_args)
+            tags = Tags.split(field.content_args)
             if tags is not None and not field.content_args.get("merge_duplicates"):
                 return TagsBody(stream, field, name, start, tags)
         elif field.content == "kv-lines":
@@ -735,54 +735,6 @@ class JsonBody(Body):
 # -- xml-inline --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Tags:
-    """A ``tag_pattern`` split around its value: ``head`` (up to the value, with the
-    ``key`` group) and ``tail`` (after it); the value is the shortest text before the
-    tail, as a lazy ``(?P<value>.*?)`` reads it. ``tail`` may name the key with
-    ``(?P=key)``."""
-
-    head: Delimiter
-    tail: str
-    value_parser: Mapping[str, Any] | None
-
-    @classmethod
-    def split(cls, args: Mapping[str, Any]) -> _Tags | None:
-        pattern = args["tag_pattern"]
-        value = _group_span(pattern, "value")
-        key = _group_span(pattern, "key")
-        if value is None or key is None or key[1] > value[0]:
-            return None
-        body = pattern[value[0] + len("(?P<value>") : value[1] - 1]
-        if body not in (".*?", r"[\s\S]*?", r"(?s:.)*?", r"[\S\s]*?"):
-            return None
-        head = pattern[: value[0]]
-        tail = pattern[value[1] :]
-        if not tail or linear_time_problem(head) is not None:
-            return None
-        if linear_time_problem(tail.replace("(?P=key)", "k")) is not None:
-            return None
-        return cls(_tail(head), tail, args.get("value_parser"))
-
-    def tail_for(self, key: str) -> Delimiter:
-        if "(?P=key)" not in self.tail:
-            return _tail(self.tail)
-        return _tail(self.tail.replace("(?P=key)", regex.escape(key)))
-
-
-@functools.lru_cache(maxsize=1024)
-def _tail(pattern: str) -> Delimiter:
-    """A tag's head or tail as a delimiter (built once per pattern: building one reads it)."""
-    return Delimiter(pattern=pattern)
-
-
-def _group_span(pattern: str, name: str) -> tuple[int, int] | None:
-    """The span of the named group ``name`` in ``pattern`` (paren-matched)."""
-    start = pattern.find(f"(?P<{name}>")
-    end = group_end(pattern, start) if start >= 0 else -1
-    return None if end < 0 else (start, end)
-
-
 class _Members(Body):
     """Arguments written as key/value members: canonical JSON, member by member."""
 
@@ -844,7 +796,7 @@ class TagsBody(_Members):
     """``xml-inline`` with the name from the opener: one member per tag."""
 
     def __init__(
-        self, stream: HfStream, field: Field, name: str | None, start: int, tags: _Tags
+        self, stream: HfStream, field: Field, name: str | None, start: int, tags: Tags
     ) -> None:
         super().__init__(stream, field, name, start)
         self.tags = tags

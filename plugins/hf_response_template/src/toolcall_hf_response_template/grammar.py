@@ -36,9 +36,9 @@ import regex
 
 from toolcall.schema_types import value_type
 from toolcall.strictness import Obligation
-from toolcall_hf_response_template.bodies import _group_span, _Tags
-from toolcall_hf_response_template.patterns import group_end, looks_around
+from toolcall_hf_response_template.patterns import group_end, group_span, looks_around
 from toolcall_hf_response_template.stream import prompt_prefix
+from toolcall_hf_response_template.tags import Tags
 from toolcall_hf_response_template.template import Field, Template
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def _opener(delimiter: Delimiter) -> tuple[str, str]:
 
 def _with_name(rest: str, group: str, name: str, field: Field) -> str:
     """The opener's pattern after its literal start, with the name written in."""
-    span = _group_span(rest, group)
+    span = group_span(rest, group)
     if span is None:
         msg = f"the name group {group!r} is in the opener's literal start"
         raise GrammarError(msg)
@@ -362,7 +362,7 @@ def _place(schema: dict[str, Any], path: Sequence[str], value: dict[str, Any]) -
 
 def _tags(field: Field, entry: ToolPlan, schema: dict[str, Any]) -> Format:
     """``xml-inline`` arguments: free text with one tag per parameter."""
-    tags = _Tags.split(field.content_args)
+    tags = Tags.split(field.content_args)
     if tags is None or field.content_args.get("merge_duplicates"):
         msg = (
             "the xml-inline tag_pattern is not HEAD(?P<key>..)MIDDLE(?P<value>.*?)TAIL, so its "
@@ -402,7 +402,7 @@ def _tail_delimiter(tail: str) -> Delimiter:
 
 
 def _with_key(rest: str, key: str) -> str:
-    span = _group_span(rest, "key")
+    span = group_span(rest, "key")
     if span is None:
         msg = "the xml-inline key group is in the tag's literal start"
         raise GrammarError(msg)

@@ -753,6 +753,13 @@ def group_end(pattern: str, start: int) -> int:
     return -1
 
 
+def group_span(pattern: str, name: str) -> tuple[int, int] | None:
+    """The span of the named group ``name`` in ``pattern`` (paren-matched)."""
+    start = pattern.find(f"(?P<{name}>")
+    end = group_end(pattern, start) if start >= 0 else -1
+    return None if end < 0 else (start, end)
+
+
 def _groups(match: Any) -> dict[str, str]:
     return {key: value for key, value in match.groupdict().items() if value is not None}
 

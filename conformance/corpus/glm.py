@@ -135,6 +135,35 @@ SHELL = tool(
 )
 CURRENT_TIME = tool("get_current_time", "The current time", {"type": "object", "properties": {}})
 LIST_FILES = tool("list_filenames", "List the files", {"type": "object", "properties": {}})
+EXEC = tool(
+    "exec",
+    "Run a shell command",
+    {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "timeout": {"type": "number"}},
+        "required": ["command"],
+    },
+)
+FILE_INFO = tool(
+    "get_file_info",
+    "Details of a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+KAGI_SEARCH = tool(
+    "kagi_search_fetch",
+    "Search the web with Kagi",
+    {
+        "type": "object",
+        "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+        "required": ["queries"],
+    },
+)
+ALL_FUNC = tool("get_all_func", "List the functions", {"type": "object", "properties": {}})
+CURRENT_WEATHER = tool(
+    "get_current_weather",
+    "Current weather for a location",
+    {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
+)
 
 
 # -- rendering ----------------------------------------------------------------------------
@@ -598,6 +627,40 @@ case(
     refusal=(at("days"), "city is required and comes first (the schema's order)"),
 )
 
+case(
+    "glm45",
+    "wild-array-value",
+    '<tool_call>kagi_search_fetch\n<arg_key>queries</arg_key>\n<arg_value>["keyword"]</arg_value>'
+    "\n</tool_call>",
+    tools=[KAGI_SEARCH],
+    content=None,
+    calls=[("kagi_search_fetch", {"queries": ["keyword"]})],
+    grammar="accept",
+    kind="wild",
+    source="lmstudio-ai/lmstudio-bug-tracker#829 (serialx, 2025-08-02), given as GLM 4.5's tool "
+    "call pattern in a request for GLM tool-call support",
+    model="GLM 4.5, per the issue (GLM-4.5 tokenizer)",
+    notes="possibly an illustration of the format (the value looks like a placeholder); the kagi "
+    "MCP schema is not in the issue: a kagi_search_fetch tool with an array of strings queries "
+    "stands in. The array value is JSON text typed by the schema",
+)
+case(
+    "glm45",
+    "wild-cjk-value",
+    "<tool_call>get_current_weather\n<arg_key>location</arg_key>\n<arg_value>杭州</arg_value>"
+    "\n</tool_call>",
+    tools=[CURRENT_WEATHER],
+    content=None,
+    calls=[("get_current_weather", {"location": "杭州"})],
+    grammar="accept",
+    kind="wild",
+    source="alibaba/rtp-llm#525 (soaringk, 2026-01-05), the GLM-4.6 tool-call shape the old "
+    "detector expected",
+    model="GLM-4.6, per the pull request (GLM-4.5 tokenizer)",
+    notes="possibly an illustration of the format; the tool schema is not in the pull request: a "
+    "get_current_weather tool with a string location stands in",
+)
+
 # GLM-4.7 framing.
 
 case(
@@ -715,6 +778,65 @@ case(
     kind="wild",
     source="https://github.com/sgl-project/sglang/pull/15333 (comment of 2025-12-18 giving this "
     "GLM-4.7 call to a tool without parameters as an example the new parser failed on)",
+)
+case(
+    "glm47",
+    "wild-shadow-exec-two-arguments",
+    "<tool_call>exec<arg_key>command</arg_key><arg_value>cd /home/hiiy/.openclaw && gh pr list "
+    "--repo openclaw/openclaw --limit 10 --state open</arg_value><arg_key>timeout</arg_key>"
+    "<arg_value>30</arg_value></tool_call>",
+    tools=[EXEC],
+    content=None,
+    calls=[
+        (
+            "exec",
+            {
+                "command": "cd /home/hiiy/.openclaw && gh pr list --repo openclaw/openclaw "
+                "--limit 10 --state open",
+                "timeout": 30,
+            },
+        )
+    ],
+    grammar="accept",
+    kind="wild",
+    source="openclaw/openclaw#138198 (ericcaiwx-star, 2026-09-04), quoting the GLM-style "
+    "tool-call text of openclaw/openclaw#61645 that leaked into the chat",
+    model="a GLM-style model, not named in the issue (GLM-4.5 tokenizer)",
+    notes="the exec tool's schema is not in the issue: a string command and a number timeout "
+    "stand in",
+)
+case(
+    "glm47",
+    "wild-parallel-calls-newline",
+    "<tool_call>get_file_info<arg_key>path</arg_key><arg_value>file1.jpg</arg_value></tool_call>\n"
+    "<tool_call>get_file_info<arg_key>path</arg_key><arg_value>file2.jpg</arg_value></tool_call>",
+    tools=[FILE_INFO],
+    content=None,
+    calls=[("get_file_info", {"path": "file1.jpg"}), ("get_file_info", {"path": "file2.jpg"})],
+    grammar="accept",
+    kind="wild",
+    source="lmstudio-ai/lmstudio-bug-tracker#1528 (shashwata2020, 2026-02-17), the parallel "
+    "calls LM Studio 0.4.2 failed on with 'Extra content after end of tool call'",
+    model="zai-org/GLM-4.7-Flash, per the issue (its tokenizer is not available: GLM-4.5 "
+    "tokenizer)",
+    notes="possibly an illustration (the file names look generic); desktop-commander's schema is "
+    "not in the issue: a get_file_info tool with a string path stands in. The newline between "
+    "the calls is whitespace-only content: null",
+)
+case(
+    "glm47",
+    "wild-no-arguments-rtp-llm",
+    "<tool_call>get_all_func</tool_call>",
+    tools=[ALL_FUNC],
+    content=None,
+    calls=[("get_all_func", {})],
+    grammar="accept",
+    kind="wild",
+    source="alibaba/rtp-llm#525 (soaringk, 2026-01-05), an example of a GLM-4.7 call without "
+    "arguments that the GLM-4.6 detector failed on",
+    model="GLM-4.7, per the pull request (GLM-4.5 tokenizer)",
+    notes="possibly an illustration; the tool is not in the pull request: a get_all_func tool "
+    "without parameters stands in",
 )
 case(
     "glm47",

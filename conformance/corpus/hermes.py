@@ -814,6 +814,228 @@ case(
     refusal=(at('" arguments"', 1), 'the key must be "arguments", without a space'),
 )
 
+# Qwen / Hermes outputs quoted in other threads. Where the thread gives no schema, the tool
+# declared is reconstructed from the output (the notes say so). Qwen3 and Qwen3-Coder share
+# the Qwen2.5 vocabulary and marker ids, so these are Qwen2.5-tokenized.
+
+RECONSTRUCTED = "the thread gives no schema: the tool declared here is reconstructed to match it"
+SQUARE = tool(
+    "square_the_number",
+    "output the square of the number.",
+    {
+        "type": "object",
+        "required": ["input_num"],
+        "properties": {
+            "input_num": {
+                "type": "number",
+                "description": "input_num is a number that will be squared",
+            }
+        },
+    },
+)
+case(
+    "wild-qwen3-coder-hermes-json",
+    '<tool_call>\n{"name": "square_the_number", "arguments": {"input_num": 1024}}\n</tool_call>',
+    tools=[SQUARE],
+    content=None,
+    calls=[("square_the_number", {"input_num": 1024})],
+    kind="wild",
+    source="gpustack/gpustack#2660 (jeremytregunna, 2025-08-01)",
+    model="Qwen3-Coder 30B-A3B (vLLM v0.10.0, GPUStack)",
+    notes=(
+        'message.content quoted as a JSON string in the issue, un-escaped here (\\n, \\"); the '
+        "tool is the issue's own declaration. Qwen3-Coder wrote the Hermes JSON shape, which "
+        "this family reads as a clean call (under qwen3_coder it is content: see that corpus)"
+    ),
+    grammar="accept",
+)
+API_FUNCTIONS = tool(
+    "getApiFunctions",
+    "List the API functions that can be selected",
+    {"type": "object", "properties": {}},
+)
+SELECT_FUNCTIONS = tool(
+    "selectFunctions",
+    "Select API functions to make available",
+    {
+        "type": "object",
+        "properties": {"names": {"type": "array", "items": {"type": "string"}}},
+        "required": ["names"],
+    },
+)
+case(
+    "wild-undeclared-tool-call",
+    '<tool_call>\n{"name": "create", "arguments": {"title": "test1", "content": '
+    '"hello world!"}}\n</tool_call>',
+    tools=[API_FUNCTIONS, SELECT_FUNCTIONS],
+    content=None,
+    calls=[("create", {"title": "test1", "content": "hello world!"})],
+    kind="wild",
+    source="ollama/ollama#11381 (rick-github, 2025-07-11)",
+    model="qwen3:14b (Ollama)",
+    notes=(
+        "the request declared only getApiFunctions and selectFunctions (create was described "
+        f"through a tool result); {RECONSTRUCTED} (their parameters). A name no declared tool "
+        "has is kept as written (DESIGN §6), where Ollama drops the call"
+    ),
+    grammar="reject",
+    refusal=(at("create"), "no declared tool's name starts with 'c'"),
+)
+RAG = tool(
+    "LLM_Tool_RAG",
+    "Search the document store",
+    {
+        "type": "object",
+        "properties": {"term": {"type": "string"}, "vector": {"type": "string"}},
+        "required": ["term", "vector"],
+    },
+)
+case(
+    "wild-qwen3-bare-json",
+    '{"name": "LLM_Tool_RAG", "arguments": {"term": "accidents, tribunal de Versailles", '
+    '"vector": "accidents tribunal Versailles jugements"}}',
+    tools=[RAG],
+    content=None,
+    calls=[
+        (
+            "LLM_Tool_RAG",
+            {
+                "term": "accidents, tribunal de Versailles",
+                "vector": "accidents tribunal Versailles jugements",
+            },
+        )
+    ],
+    recoveries=("bare-json",),
+    kind="wild",
+    source="ollama/ollama#11185 (JpEncausse, 2025-06-24)",
+    model="qwen3:32b (Ollama 0.9.2)",
+    notes=(
+        "message.content quoted as a JSON string, un-escaped here; the thread does not show "
+        f"whether the model or Ollama left out the tags; {RECONSTRUCTED}. The whole output is "
+        "one call object naming a declared tool: bare-json"
+    ),
+    grammar="accept",
+)
+CALCULATOR = tool(
+    "calculator",
+    "Evaluate an arithmetic expression",
+    {"type": "object", "properties": {"expr": {"type": "string"}}, "required": ["expr"]},
+)
+case(
+    "wild-qwen2.5-coder-bare-json",
+    '{"name": "calculator", "arguments": {"expr": "17 * 23"}}',
+    tools=[CALCULATOR],
+    content=None,
+    calls=[("calculator", {"expr": "17 * 23"})],
+    recoveries=("bare-json",),
+    kind="wild",
+    source="ollama/ollama#12174 (ninthhousestudios, 2026-04-15)",
+    model="qwen2.5-coder:14b (Ollama 0.20.7)",
+    notes=f"the template asks for <tool_call> tags; the model wrote bare JSON; {RECONSTRUCTED}",
+    grammar="accept",
+)
+BASH = tool(
+    "Bash",
+    "Run a shell command",
+    {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "description": {"type": "string"}},
+        "required": ["command"],
+    },
+)
+case(
+    "wild-qwen2.5-coder-bare-json-pretty",
+    '{\n  "name": "Bash",\n  "arguments": {\n    "command": "ls /tmp",\n'
+    '    "description": "List files in /tmp directory"\n  }\n}',
+    tools=[BASH],
+    content=None,
+    calls=[
+        (
+            "Bash",
+            '{\n    "command": "ls /tmp",\n    "description": "List files in /tmp directory"\n  }',
+        )
+    ],
+    recoveries=("bare-json",),
+    kind="wild",
+    source="nicedreamzapp/claude-code-local#43 (KaoCSC, 2026-08-04)",
+    model="mlx-community/Qwen2.5-Coder-14B-Instruct-4bit",
+    notes=(
+        f"Claude Code's Bash tool; {RECONSTRUCTED}. Bare pretty-printed JSON: bare-json; the "
+        "arguments are the model's own text of the value, its line breaks and indents kept"
+    ),
+    grammar="accept",
+)
+SEARXNG = tool(
+    "searxng_search",
+    "Search the web with SearXNG",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "language": {"type": "string"},
+            "max_results": {"type": "integer"},
+        },
+        "required": ["query"],
+    },
+)
+WILD_1CAT = "1CatAI/1Cat-vLLM#26 (corywalker66998-hub, 2026)"
+WILD_1CAT_MODEL = "Qwen3.6-27B-AWQ (1Cat-vLLM 0.0.3, client Hermes Agent)"
+WILD_1CAT_NOTE = (
+    f"one of four pseudo tool-call formats the issue quotes as content; {RECONSTRUCTED}; "
+    "Qwen2.5-tokenized (the script's tokenizer; Qwen3.6's own is not used)"
+)
+JSON_LIST = '[{"name":"searxng_search","arguments":{"query":"2026年5月6日 今日新闻"}}]'
+case(
+    "wild-json-list-no-tags",
+    JSON_LIST,
+    tools=[SEARXNG],
+    content=JSON_LIST,
+    calls=[],
+    kind="wild",
+    source=WILD_1CAT,
+    model=WILD_1CAT_MODEL,
+    notes=(
+        f"{WILD_1CAT_NOTE}. A JSON list is not a call object: bare-json reads one object, so "
+        "the text is content, verbatim"
+    ),
+    grammar="accept",
+)
+case(
+    "wild-tool-code-stub",
+    "<tool_code>\n/tool_code>",
+    tools=[SEARXNG],
+    content="<tool_code>\n/tool_code>",
+    calls=[],
+    kind="wild",
+    source=WILD_1CAT,
+    model=WILD_1CAT_MODEL,
+    notes=(
+        f"{WILD_1CAT_NOTE}. '<tool_c' could still grow into <tool_call> and is held until "
+        "'o'; <tool_code> is no marker: content, verbatim"
+    ),
+    grammar="accept",
+)
+TOOL_INPUT = (
+    '{\n  "tool_name": "searxng_search",\n  "tool_input": {\n'
+    '    "query": "2026年5月6日 今日新闻",\n'
+    '    "language": "zh",\n    "max_results": 8\n  }\n}'
+)
+case(
+    "wild-tool-name-tool-input-json",
+    TOOL_INPUT,
+    tools=[SEARXNG],
+    content=TOOL_INPUT,
+    calls=[],
+    kind="wild",
+    source=WILD_1CAT,
+    model=WILD_1CAT_MODEL,
+    notes=(
+        f"{WILD_1CAT_NOTE}. The first key is tool_name, not name, arguments or parameters: "
+        "no bare-json candidate, so the text is content, verbatim"
+    ),
+    grammar="accept",
+)
+
 
 # ---- generated under the grammar (request.constrained) -----------------------------------
 #

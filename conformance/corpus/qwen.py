@@ -172,11 +172,12 @@ def case(
     rendered: tuple[str, list[tuple[str, dict[str, Any]]]] | None = None,
     constrained: bool = False,
     strict_level: str | None = None,
+    model: str = MODEL,
 ) -> None:
     request = request_body(tools if tools is not None else ALL, tool_choice, parallel_tool_calls)
     if strict_level is not None:
         request["strict_level"] = strict_level
-    provenance: dict[str, Any] = {"kind": kind, "source": source, "model": MODEL}
+    provenance: dict[str, Any] = {"kind": kind, "source": source, "model": model}
     if notes:
         provenance["notes"] = notes
     place = (refusal[0](text), refusal[1]) if refusal is not None else None
@@ -446,6 +447,157 @@ case(
         "opens, and the text is content, verbatim (serve such output with qwen3_json or hermes)"
     ),
 )
+# More Qwen3-Coder / Qwen3.6 outputs quoted in public threads. Where the thread gives no
+# schema, the tool declared is reconstructed from the output (the notes say so).
+
+RECONSTRUCTED = "the thread gives no schema: the tool declared here is reconstructed to match it"
+GLOB = tool(
+    "Glob",
+    "Find files by glob pattern",
+    {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
+        "required": ["pattern"],
+    },
+)
+NO_OPENER = (
+    "I'll use the Glob tool to list all markdown files in the current directory.\n\n"
+    "<function=Glob>\n<parameter=pattern>\n*.md\n</parameter>\n</function>\n</tool_call>"
+)
+case(
+    "wild-missing-tool-call-opener",
+    NO_OPENER,
+    tools=[GLOB],
+    content=NO_OPENER,
+    calls=[],
+    kind="wild",
+    source="ollama/ollama#16686 (gtempo, 2026-06-12)",
+    model="qwen3-coder:30b (Ollama), client Claude Code",
+    notes=(
+        f"Claude Code's Glob tool; {RECONSTRUCTED}. The opener <tool_call> is missing, the "
+        "closer is there. A call opens only at <tool_call> + <function=NAME> (the template's "
+        "open pattern), so nothing opens; the closer with no call open is content too "
+        "(unparsed-markup): the whole text is content, verbatim (vLLM 0.33 opens a call at a "
+        "bare <function=). Under auto the grammar is free text until <tool_call>, which never "
+        "comes"
+    ),
+    grammar="accept",
+)
+GREP = tool(
+    "GrepTool",
+    "Search file contents with a regular expression",
+    {
+        "type": "object",
+        "properties": {"pattern": {"type": "string"}, "path": {"type": "string"}},
+        "required": ["pattern"],
+    },
+)
+case(
+    "wild-text-then-call-regex-value",
+    "Let me check if there might be a base.py file that's not showing up. Since we know it's "
+    "being imported, let me try to grep for the implementation of BaseService.\n\n"
+    "<tool_call>\n<function=GrepTool>\n<parameter=pattern>\nclass BaseService\\(\n"
+    "</parameter>\n<parameter=path>\n.\n</parameter>\n</function>\n</tool_call>",
+    tools=[GREP],
+    content=(
+        "Let me check if there might be a base.py file that's not showing up. Since we know "
+        "it's being imported, let me try to grep for the implementation of BaseService."
+    ),
+    calls=[("GrepTool", {"pattern": "class BaseService\\(", "path": "."})],
+    kind="wild",
+    source="vllm-project/vllm#22975 (Co1lin, 2025-08)",
+    model="Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8 (vLLM, --tool-call-parser qwen3_coder)",
+    notes=(
+        "the issue quotes content as a Python repr, un-escaped here (\\n, \\\\); vLLM left "
+        f"this call in content at times; {RECONSTRUCTED}. The template's own shape: the text, "
+        "'\\n\\n' (framing), one call; the value keeps its backslash"
+    ),
+    grammar="accept",
+)
+case(
+    "wild-value-holds-parameter-closer",
+    "<tool_call>\n<function=write_file>\n<parameter=path>\n/tmp/a.py\n</parameter>\n"
+    '<parameter=content>\ndef f():\n    return "</parameter>\n</function>\n</tool_call>',
+    tools=[WRITE],
+    content=None,
+    calls=[("write_file", {"path": "/tmp/a.py", "content": 'def f():\n    return "'})],
+    kind="wild",
+    source="raullenchai/Rapid-MLX#1536 (raullenchai, 2026-08-06)",
+    model="qwen3.6-27b-8bit (MLX, Rapid-MLX)",
+    notes=(
+        "the engine's output.text quoted as a Python repr, un-escaped here (\\n); asked for "
+        "file content holding a literal </parameter>, the model ended the value there. A "
+        "value runs to the first </parameter> (the format has no escaping), so content is "
+        "'def f():\\n    return \"' and the call closes clean. write_file's declaration "
+        f"here: {RECONSTRUCTED}; token ids are the qwen3 tokenizer's (Qwen3.6's own is not "
+        "used)"
+    ),
+    grammar="accept",
+)
+TERMINAL = tool(
+    "terminal",
+    "Run a terminal command",
+    {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+)
+FUNCTION_TAG = (
+    "Let me check the services...\n<tool_call>\n<function>terminal</function>\n"
+    '{"command": "lsof -i :10240"}\n</tool_call>'
+)
+case(
+    "wild-function-tag-without-equals",
+    FUNCTION_TAG,
+    tools=[TERMINAL],
+    content=FUNCTION_TAG,
+    calls=[],
+    kind="wild",
+    source="madroidmaq/mlx-omni-server#126 (ddavisqa, 2026-06-22)",
+    model=(
+        "mlx-community/Qwen3.6-35B-A3B-4bit-DWQ or mlx-community/gemma-3-12b-it-4bit (the "
+        "poster says both write this; the thread does not say which wrote this text)"
+    ),
+    notes=(
+        f"{RECONSTRUCTED}. <function>NAME</function> is not <function=NAME>: the opener's "
+        "pattern does not match, nothing opens, and the text is content, verbatim with its "
+        "markup (the closer with no call open: unparsed-markup). The grammar's tag, triggered "
+        "by <tool_call>, needs '=' after '<function'; token ids are the qwen3 tokenizer's"
+    ),
+    grammar="reject",
+    refusal=(at("<function>", 9), "the call's opener is '<function=NAME>': '=' must come here"),
+)
+SEARXNG = tool(
+    "searxng_search",
+    "Search the web with SearXNG",
+    {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "language": {"type": "string"},
+            "max_results": {"type": "integer"},
+        },
+        "required": ["query"],
+    },
+)
+CALL_SYNTAX = (
+    '--- CALL --- nc://searxng_search {"query":"2026年5月6日 今日新闻","language":"zh",'
+    '"max_results":8}'
+)
+case(
+    "wild-invented-call-syntax",
+    CALL_SYNTAX,
+    tools=[SEARXNG],
+    content=CALL_SYNTAX,
+    calls=[],
+    kind="wild",
+    source="1CatAI/1Cat-vLLM#26 (corywalker66998-hub, 2026)",
+    model="Qwen3.6-27B-AWQ (1Cat-vLLM 0.0.3, client Hermes Agent)",
+    notes=(
+        "one of four pseudo tool-call formats the issue quotes as content; "
+        f"{RECONSTRUCTED}. No markup of the format: content, verbatim; token ids are the "
+        "qwen3 tokenizer's (Qwen3.6's own is not used)"
+    ),
+    grammar="accept",
+)
+
 
 # ---- tool_choice, parallel_tool_calls ------------------------------------------------------
 

@@ -722,6 +722,190 @@ l3(
     notes="the tool as Meta's prompt declares it, with its 'properties' list made an object "
     "(n and genre declared as strings, as the model answers them)",
 )
+FUNCTION_TAG = (
+    "Llama 3.1's user-defined <function=NAME>{...}</function> format is not this format "
+    "(plugins/llama/README.md: not read, as in vLLM): content, verbatim"
+)
+QUERY_WEB_SEARCH = tool("query_web_search", "Perform a web search", obj(query=STRING))
+l3(
+    "wild-llama3.2-json-code-fence",
+    '```json\n{"name": "query_web_search", "parameters": {"query": "install ollama models"}}\n```',
+    tools=[QUERY_WEB_SEARCH],
+    content="```json\n```",
+    calls=[("query_web_search", {"query": "install ollama models"})],
+    grammar="accept",
+    kind="wild",
+    source="ollama/ollama#13519 (description by sacenox, 2025-12-18): the tool call "
+    "llama3.2:3b wrote as text content, wrapped in a code block, with the request's tool",
+    model="llama3.2:3b (Ollama)",
+    notes="the fence is content (DESIGN §6: a code fence is no markup); the call object "
+    "begins a line after content and names a declared tool, so it is a call. The line break "
+    "before the call only separates content from it (framing); the one after it comes "
+    "before more content and is kept (the core's content gate: 'A\\n<call/>\\nB' is 'A\\nB')",
+)
+l3(
+    "wild-llama3.1-function-tag",
+    '<function=get_current_weather>{"location": "Tokyo, JP"}</function>',
+    tools=[
+        tool(
+            "get_current_weather",
+            "Get the current weather in a given location",
+            obj(["location"], location=STRING),
+        )
+    ],
+    content='<function=get_current_weather>{"location": "Tokyo, JP"}</function>',
+    calls=[],
+    grammar="accept",
+    kind="wild",
+    source="braintrustdata/braintrust-cookbook examples/LLaMa-3_1-Tools/LLaMa-3_1-Tools.ipynb "
+    "(cell 6 output; the notebook is dated 2024-07-26): the completion of "
+    "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo (Together, temperature 0) asked for Meta's "
+    "<function=...> format in the prompt",
+    model="meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo (Together)",
+    notes="the notebook gives the tool in its prompt, not as a function tool: declared here "
+    f"to match. {FUNCTION_TAG}; no trigger of the grammar occurs, so it is free text",
+)
+BUILTIN = (
+    "Meta's built-in tools are named in the system prompt ('Environment: iPython', 'Tools: "
+    "brave_search, wolfram_alpha'), not declared as function tools: declared here as function "
+    "tools of those names to match. A built-in call is Python after <|python_tag|>, not a "
+    "JSON call: content, verbatim with its marker (unparsed-markup). The notebook prints "
+    "<|python_tag|> as text; served by vLLM with tools, special tokens are kept, so the parser "
+    "sees the single token 128010"
+)
+BUILTIN_TOOLS = [
+    tool("brave_search", "Search the web with Brave", obj(["query"], query=STRING)),
+    tool("wolfram_alpha", "Ask Wolfram Alpha", obj(["query"], query=STRING)),
+]
+COOKBOOK_101 = (
+    "meta-llama/llama-cookbook end-to-end-use-cases/agents/Agents_Tutorial/"
+    "Tool_Calling_101.ipynb (cell {cell} output, its 'Assistant: ' print label left out): "
+    "llama-3.3-70b-versatile on Groq, asked '{question}'"
+)
+l3(
+    "wild-llama3.3-builtin-brave-search",
+    '<|python_tag|>brave_search.call(query="Elden Ring sequel release date")',
+    tools=BUILTIN_TOOLS,
+    content='<|python_tag|>brave_search.call(query="Elden Ring sequel release date")',
+    calls=[],
+    grammar="reject",
+    refusal=(at("brave_search"), "after <|python_tag|> a call object opens with '{'"),
+    kind="wild",
+    source=COOKBOOK_101.format(cell=24, question="When is the next Elden Ring game coming out?"),
+    model="llama-3.3-70b-versatile (Groq)",
+    notes=BUILTIN,
+)
+l3(
+    "wild-llama3.3-builtin-wolfram-alpha",
+    '<|python_tag|>wolfram_alpha.call(query="square root of 23131231")',
+    tools=BUILTIN_TOOLS,
+    content='<|python_tag|>wolfram_alpha.call(query="square root of 23131231")',
+    calls=[],
+    grammar="reject",
+    refusal=(at("wolfram_alpha"), "after <|python_tag|> a call object opens with '{'"),
+    kind="wild",
+    source=COOKBOOK_101.format(cell=25, question="What is the square root of 23131231?")
+    + "; cells 28 and 29 print the same text",
+    model="llama-3.3-70b-versatile (Groq)",
+    notes=BUILTIN,
+)
+COOKBOOK_201 = (
+    "meta-llama/llama-cookbook end-to-end-use-cases/agents/Agents_Tutorial/"
+    "Tool_Calling_201.ipynb (cell {cell} output): the tool given in the notebook's system "
+    "prompt in the <function=...> style"
+)
+l3(
+    "wild-llama3.3-function-tag-two-papers",
+    '<function=query_for_two_papers>{"paper_1": "Llama", "paper_2": "BERT"}</function>',
+    tools=[
+        tool(
+            "query_for_two_papers",
+            "Query two papers",
+            obj(["paper_1", "paper_2"], paper_1=STRING, paper_2=STRING),
+        )
+    ],
+    content='<function=query_for_two_papers>{"paper_1": "Llama", "paper_2": "BERT"}</function>',
+    calls=[],
+    grammar="accept",
+    kind="wild",
+    source=COOKBOOK_201.format(cell=13),
+    model="llama-3.3-70b-versatile (Groq)",
+    notes="the tool is in the system prompt, not a function tool: declared here to match. "
+    f"{FUNCTION_TAG}; no trigger of the grammar occurs, so it is free text",
+)
+ARXIV_CALL = (
+    "<function=get_arxiv_id>{\"web_results\": \"{'query': 'arxiv id of llama 3.1', "
+    "'follow_up_questions': None, 'answer': None, 'images': [], 'results': [{'title': "
+    "'TheLlama3HerdofModels - arXiv.org', 'url': 'https://arxiv.org/pdf/2407.21783', "
+    "'content': 'arXiv:2407.21783v2 [cs.AI] 15 Aug 2024. Finetuned Multilingual Longcontext "
+    "Tooluse Release ... The model architecture of Llama 3 is illustrated in Figure1. The "
+    "development of our Llama 3 language modelscomprisestwomainstages:', 'score': 0.9955835, "
+    "'raw_content': None}, {'title': 'NousResearch/Meta-Llama-3.1-8B - Hugging Face', 'url': "
+    "'https://huggingface.co/NousResearch/Meta-Llama-3.1-8B', 'content': 'The Meta Llama 3.1 "
+    "collection of multilingual large language models (LLMs) is a collection of pretrained and "
+    "instruction tuned generative models in 8B, 70B and 405B sizes (text in/text out). The "
+    "Llama 3.1 instruction tuned text only models (8B, 70B, 405B) are optimized for "
+    "multilingual dialogue use cases and outperform many of the available ...', 'score': "
+    "0.95379424, 'raw_content': None}, {'title': 'Introducing Llama 3.1: Our most capable "
+    "models to date - Meta AI', 'url': 'https://ai.meta.com/blog/meta-llama-3-1/', 'content': "
+    "'Bringing open intelligence to all, our latest models expand context length to 128K, add "
+    "support across eight languages, and include Llama 3.1 405B—the first frontier-level open "
+    "source AI model. Llama 3.1 405B is in a class of its own, with unmatched flexibility, "
+    "control, and state-of-the-art capabilities that rival the best closed source models.', "
+    "'score': 0.9003547, 'raw_content': None}, {'title': 'The Llama 3 Herd of Models | "
+    "Research - AI at Meta', 'url': "
+    "'https://ai.meta.com/research/publications/the-llama-3-herd-of-models/', 'content': 'This "
+    "paper presents an extensive empirical evaluation of Llama 3. We find that Llama 3 "
+    "delivers comparable quality to leading language models such as GPT-4 on a plethora of "
+    "tasks. We publicly release Llama 3, including pre-trained and post-trained versions of "
+    "the 405B parameter language model and our Llama Guard 3 model for input and output "
+    "safety.', 'score': 0.89460546, 'raw_content': None}, {'title': '[2407.21783] The Llama 3 "
+    "Herd of Models - arXiv.org', 'url': 'https://arxiv.org/abs/2407.21783', 'content': "
+    "'Modern artificial intelligence (AI) systems are powered by foundation models. This paper "
+    "presents a new set of foundation models, called Llama 3. It is a herd of language models "
+    "that natively support multilinguality, coding, reasoning, and tool usage. Our largest "
+    "model is a dense Transformer with 405B parameters and a context window of up to 128K "
+    "tokens. This paper presents an extensive ...', 'score': 0.6841585, 'raw_content': None}], "
+    "'response_time': 2.09}\"}</function>"
+)
+l3(
+    "wild-llama3.1-function-tag-python-repr",
+    ARXIV_CALL,
+    tools=[tool("get_arxiv_id", "Get the arXiv id", obj(["web_results"], web_results=STRING))],
+    content=ARXIV_CALL,
+    calls=[],
+    grammar="accept",
+    kind="wild",
+    source=COOKBOOK_201.format(cell=19) + ", llama-3.1-8b-instant on Groq; copied whole",
+    model="llama-3.1-8b-instant (Groq)",
+    notes="the tool is in the system prompt, not a function tool: declared here to match. "
+    f"{FUNCTION_TAG}, its JSON string holding a Python repr of a search result (single "
+    "quotes, None) included; no '{' begins a line and no trigger of the grammar occurs",
+)
+l3(
+    "wild-ollama-two-pretty-calls",
+    '{\n  "name": "weather",\n  "arguments": {\n    "location": "San Francisco"\n  }\n} '
+    '{\n  "name": "cityAttractions",\n  "arguments": {\n    "city": "San Francisco"\n  }\n}',
+    tools=[
+        tool("weather", "The weather in a location", obj(["location"], location=STRING)),
+        tool("cityAttractions", "The attractions of a city", obj(["city"], city=STRING)),
+    ],
+    content=None,
+    calls=[
+        ("weather", '{\n    "location": "San Francisco"\n  }'),
+        ("cityAttractions", '{\n    "city": "San Francisco"\n  }'),
+    ],
+    grammar="accept",
+    kind="wild",
+    source="sgomez/ollama-ai-provider#11 (comment by sgomez, 2024-07-28): the text Ollama "
+    "returned for the Vercel AI SDK's weather and cityAttractions example, a single text part",
+    model="a Llama model on Ollama (the comment does not name it; the repository's tests "
+    "later use llama3.1)",
+    notes="the tools are the AI SDK example's (name and parameter from the output); the "
+    "JSON form came from the provider's own injected tool prompt, not Meta's template. "
+    "A run at the start of the output: 'arguments' is native, the ' ' between the objects "
+    "is a separator, and the arguments are the model's text as written, line breaks and all",
+)
 # ---- llama4_json ---------------------------------------------------------------------------------
 
 l4_template("template-single-call", "", [("get_current_weather", BOSTON)], grammar="accept")
@@ -785,6 +969,49 @@ l4(
     "mlx-community/Llama-4-Scout-17B-16E-Instruct-4bit returned, quoted as the symptom",
     model="mlx-community/Llama-4-Scout-17B-16E-Instruct-4bit",
     notes=RECONSTRUCTED,
+)
+LLAMA4_FORMAT = (
+    "meta-llama/llama-models models/llama4/prompt_format.md ({section}; {version}), the "
+    "model response quoted there"
+)
+LLAMA4_DOC_MODEL = "Llama 4 Scout / Maverick (Meta's prompt-format document)"
+LLAMA4_DOC_END = "the document's <|eot|> (a stop token: vLLM does not pass it) is left out"
+SONGS_INT = tool(
+    "trending_songs",
+    "Returns the trending songs on a Music site",
+    obj(["n"], n=INTEGER, genre=STRING),
+)
+l4(
+    "wild-llama4-doc-function-tag",
+    '<function=trending_songs>{"n": 10}</function>',
+    tools=[SONGS_INT],
+    content='<function=trending_songs>{"n": 10}</function>',
+    calls=[],
+    grammar="accept",
+    kind="wild",
+    source=LLAMA4_FORMAT.format(
+        section="'Tool calling with custom formats'", version="current version, f3d16d7"
+    ),
+    model=LLAMA4_DOC_MODEL,
+    notes="the tool's parameters as the document declares them (n an int, genre an optional str); "
+    "<function=NAME>{...}</function> is not this format: content, verbatim (the '{' after "
+    "content opens with 'n', no call member); no trigger of the grammar occurs; " + LLAMA4_DOC_END,
+)
+l4(
+    "wild-llama4-doc-function-tag-quoted-int",
+    '<function=trending_songs>{"n": "10"}</function>',
+    tools=[SONGS_INT],
+    content='<function=trending_songs>{"n": "10"}</function>',
+    calls=[],
+    grammar="accept",
+    kind="wild",
+    source=LLAMA4_FORMAT.format(
+        section="'Tool calling with custom formats'", version="first version, ebe3527"
+    ),
+    model=LLAMA4_DOC_MODEL,
+    notes="the same prompt as wild-llama4-doc-function-tag, another generation (the int "
+    "quoted); content, verbatim, as there; the grammar leaves it free text, so the quoted "
+    "int is not refused; " + LLAMA4_DOC_END,
 )
 l4(
     "python-start-without-end",
@@ -1133,6 +1360,62 @@ py(
     "of a Llama 4 output that llama4_pythonic parsed, logged one per line (DELTA TEXT)",
     model="meta-llama/Llama-4 (served with llama4_pythonic; the issue does not say which)",
     notes=f"{RECONSTRUCTED}. The text is the concatenation of the logged deltas",
+)
+DOC_WEATHER = tool(
+    "get_weather",
+    "Get weather info for places",
+    obj(["city"], city=STRING, metric=STRING),
+)
+py(
+    "wild-llama4-doc-two-calls",
+    '[get_weather(city="San Francisco"), get_weather(city="Seattle")]',
+    tools=[DOC_WEATHER],
+    content=None,
+    calls=[("get_weather", {"city": "San Francisco"}), ("get_weather", {"city": "Seattle"})],
+    grammar="accept",
+    kind="wild",
+    source=LLAMA4_FORMAT.format(
+        section="'Zero shot function calling - system message'", version="current version, f3d16d7"
+    ),
+    model=LLAMA4_DOC_MODEL,
+    notes="the tool's parameters as the document declares them (city required, metric a "
+    "string defaulting to 'celsius'); " + LLAMA4_DOC_END,
+)
+py(
+    "wild-llama4-doc-single-quoted-calls",
+    "[get_weather(city='SF'), get_weather(city='Seattle')]",
+    tools=[DOC_WEATHER],
+    content=None,
+    calls=[("get_weather", {"city": "SF"}), ("get_weather", {"city": "Seattle"})],
+    grammar="accept",
+    kind="wild",
+    source=LLAMA4_FORMAT.format(
+        section="'Zero shot function calling - system message'", version="first version, ebe3527"
+    ),
+    model=LLAMA4_DOC_MODEL,
+    notes="the same prompt as wild-llama4-doc-two-calls, another generation: single-quoted "
+    "Python strings; " + LLAMA4_DOC_END,
+)
+py(
+    "wild-llama4-doc-int-argument",
+    "[get_user_info(user_id=7890, special='black')]",
+    tools=[
+        tool(
+            "get_user_info",
+            "Retrieve details for a specific user by their unique identifier",
+            obj(["user_id"], user_id=INTEGER, special=STRING),
+        )
+    ],
+    content=None,
+    calls=[("get_user_info", {"user_id": 7890, "special": "black"})],
+    grammar="accept",
+    kind="wild",
+    source=LLAMA4_FORMAT.format(
+        section="'Zero shot function calling - user message'", version="the same in every version"
+    ),
+    model=LLAMA4_DOC_MODEL,
+    notes="the tool's parameters as the document declares them (user_id an integer, "
+    "special a string defaulting to 'none'); " + LLAMA4_DOC_END,
 )
 
 

@@ -328,6 +328,44 @@ case(
     model="mistralai/Devstral-Small-2507",
     grammar="accept",
 )
+CREATE_FILE_TOOLS = [
+    tool(
+        "create_file",
+        "Create a new file with the given content",
+        {
+            "type": "object",
+            "properties": {"filePath": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["filePath", "content"],
+        },
+    )
+]
+case(
+    "wild-devstral2-call-without-args-marker",
+    '[TOOL_CALLS]create_file{"filePath": "/workspaces/overleaf_dev/workspace/git-bridge/'
+    'overleaf_with_admin_extension/blabla.txt", "content": "This is a test file created to '
+    'verify file creation functionality."}',
+    tokenizer=V11,
+    tools=CREATE_FILE_TOOLS,
+    content=None,
+    calls=[
+        (
+            "create_file",
+            {
+                "filePath": "/workspaces/overleaf_dev/workspace/git-bridge/"
+                "overleaf_with_admin_extension/blabla.txt",
+                "content": "This is a test file created to verify file creation functionality.",
+            },
+        )
+    ],
+    kind="wild",
+    source="vllm-project/vllm#30651 (davrot: the text vLLM returned without "
+    "--tool-call-parser mistral; with it, vLLM's parser raised JSONDecodeError)",
+    model="mistralai/Devstral-Small-2-24B-Instruct-2512",
+    notes="the fallback form: no [ARGS] between the name and the arguments, the name ends at "
+    "'{'; the tool declaration is reconstructed from the call (VS Code Copilot's create_file, "
+    "the thread gives no schema)",
+    grammar="accept",
+)
 case(
     "fallback-without-args-marker",
     '[TOOL_CALLS]get_time{"timezone": "UTC"}',
@@ -575,6 +613,153 @@ case(
     source="mistralai/mistral-inference#162 (Mistral-7B-Instruct-v0.3: the output ids begin "
     "5, 1501, 7567, 1629, 2032, 1113 and decode to the JSON list quoted there); ids from "
     "mistral-common's encoding of that call, which begins with the same six",
+    grammar="accept",
+)
+
+
+def model_ids(text: str) -> list[int]:
+    """The mistral-v3 ids of ``text`` with ``[TOOL_CALLS]`` followed directly by the piece
+    ``▁[``, as the model writes it (mistral-common's own encoding of the assistant message
+    does the same); encoding the text puts a lone ``▁`` piece between the two. vLLM's
+    detokenizer reads ``[TOOL_CALLS]`` + ``▁[`` as ``[TOOL_CALLS][``."""
+    real = get_tokenizer(V3)
+    pieces = real.hf_tokenizer.instruct_tokenizer.tokenizer
+    ids = real.encode(text)
+    marker = real.special_tokens[TOOL_CALLS]
+    at_marker = ids.index(marker)
+    assert pieces.id_to_piece(ids[at_marker + 1]) == "\N{LOWER ONE EIGHTH BLOCK}"
+    assert pieces.id_to_piece(ids[at_marker + 2]) == "\N{LOWER ONE EIGHTH BLOCK}["
+    return ids[: at_marker + 1] + ids[at_marker + 2 :]
+
+
+TABBY_VIEW = (
+    '[TOOL_CALLS]▁[{"name":▁"get_current_weather",▁"arguments":▁{"location":▁'
+    '"Moscow",▁"format":▁"celsius"}}]'
+)
+TABBY_IDS = model_ids(TABBY_VIEW.replace("\N{LOWER ONE EIGHTH BLOCK}", " "))
+_sp = get_tokenizer(V3).hf_tokenizer.instruct_tokenizer.tokenizer
+assert "".join(_sp.id_to_piece(i) for i in TABBY_IDS) == TABBY_VIEW, "not the quoted pieces"
+case(
+    "wild-tabby-list-token-view",
+    None,
+    ids=TABBY_IDS,
+    tokenizer=V3,
+    tools=INFERENCE_TOOLS,
+    content=None,
+    calls=[("get_current_weather", {"location": "Moscow", "format": "celsius"})],
+    kind="wild",
+    source="theroyallab/tabbyAPI#314 (anunknowperson, 2025-03-23: the response of tabby's "
+    "completion endpoint, quoted as SentencePiece pieces with '▁' for the blank; tabby's chat "
+    "endpoint did not detect the call)",
+    model="a Mistral model with a v7 SentencePiece tokenizer ([SYSTEM_PROMPT], the checkpoint "
+    "is not named), served by tabbyAPI (exllamav2)",
+    notes="the ids are mistral-v3's for the quoted pieces (joined, they give the quoted text "
+    "exactly; the SentencePiece v7 vocabulary has the same pieces and [TOOL_CALLS] 5); the "
+    "tool is the one in the quoted prompt",
+    grammar="accept",
+)
+KERAS_TOOLS = [
+    tool(
+        "convert_currency",
+        "Convert the currency with the latest exchange rate",
+        {
+            "type": "object",
+            "properties": {
+                "amount": {"type": "number"},
+                "currency": {"type": "string"},
+                "new_currency": {"type": "string"},
+            },
+            "required": ["amount", "currency", "new_currency"],
+        },
+    ),
+    tool(
+        "find_flights",
+        "Query price, time, number of stopovers and duration in hours for flights for a given date",
+        {
+            "type": "object",
+            "properties": {
+                "origin": {"type": "string"},
+                "destination": {"type": "string"},
+                "date": {"type": "string"},
+            },
+            "required": ["origin", "destination", "date"],
+        },
+    ),
+    tool(
+        "book_flight",
+        "Book the flight with the given id",
+        {"type": "object", "properties": {"id": {"type": "number"}}, "required": ["id"]},
+    ),
+]
+KERAS_GUIDE = (
+    "keras-team/keras-io guides/md/keras_hub/function_calling_with_keras_hub.md (2025-07-10, "
+    "section Mistral, 'the conversation as received by the model', the model's turn {turn}, "
+    "cut after the call by the guide)"
+)
+KERAS_NOTES = (
+    "the guide prints tokenizer.detokenize(...), which drops the control token [TOOL_CALLS]; "
+    "the guide finds the call by that token and decodes the JSON right after it (the turn "
+    "is cut after that JSON), so it stood right before the list: the ids are the printed "
+    "text's with "
+    "[TOOL_CALLS] before the piece '▁[' that prints as the list's '{lead}[' (what vLLM's "
+    "detokenizer reads as '[TOOL_CALLS]['); tools as the guide declares them"
+)
+case(
+    "wild-keras-find-flights",
+    None,
+    ids=model_ids(
+        '[TOOL_CALLS] [{"name": "find_flights", "arguments": {"origin": "Linz", '
+        '"destination": "London", "date": "20250724"}}]'
+    ),
+    tokenizer=V3,
+    tools=KERAS_TOOLS,
+    content=None,
+    calls=[
+        ("find_flights", {"origin": "Linz", "destination": "London", "date": "20250724"}),
+    ],
+    kind="wild",
+    source=KERAS_GUIDE.format(turn=1),
+    model="mistralai/Mistral-7B-Instruct-v0.3 (KerasHub preset mistral_0.3_instruct_7b_en)",
+    notes=KERAS_NOTES.format(lead=""),
+    grammar="accept",
+)
+case(
+    "wild-keras-prose-then-convert",
+    None,
+    ids=model_ids(
+        "Now let's convert the price from USD to EUR using the latest exchange rate:\n\n"
+        '[TOOL_CALLS] [{"name": "convert_currency", "arguments": {"amount": 22, "currency": '
+        '"USD", "new_currency": "EUR"}}]'
+    ),
+    tokenizer=V3,
+    tools=KERAS_TOOLS,
+    content="Now let's convert the price from USD to EUR using the latest exchange rate:",
+    calls=[("convert_currency", {"amount": 22, "currency": "USD", "new_currency": "EUR"})],
+    kind="wild",
+    source=KERAS_GUIDE.format(turn=2),
+    model="mistralai/Mistral-7B-Instruct-v0.3 (KerasHub preset mistral_0.3_instruct_7b_en)",
+    notes=KERAS_NOTES.format(lead=" ")
+    + "; the line breaks between the text and [TOOL_CALLS] are framing",
+    grammar="accept",
+)
+case(
+    "wild-keras-prose-then-book",
+    None,
+    ids=model_ids(
+        "The price of the flight with the id 2 in EUR is 18.70. Since it is below the 20€ "
+        "limit, let's book this flight:\n\n"
+        '[TOOL_CALLS] [{"name": "book_flight", "arguments": {"id": 2}}]'
+    ),
+    tokenizer=V3,
+    tools=KERAS_TOOLS,
+    content="The price of the flight with the id 2 in EUR is 18.70. Since it is below the 20€ "
+    "limit, let's book this flight:",
+    calls=[("book_flight", {"id": 2})],
+    kind="wild",
+    source=KERAS_GUIDE.format(turn=3),
+    model="mistralai/Mistral-7B-Instruct-v0.3 (KerasHub preset mistral_0.3_instruct_7b_en)",
+    notes=KERAS_NOTES.format(lead=" ")
+    + "; the line breaks between the text and [TOOL_CALLS] are framing",
     grammar="accept",
 )
 PYTHON_TOOLS = [

@@ -426,6 +426,36 @@ case(
     grammar="accept",
 )
 
+case(
+    "pythonic",
+    "wild-lfm25-list-directory",
+    '[list_directory(path="desktop")]',
+    tools=[tool("list_directory", {"path": STRING}, ("path",))],
+    content=None,
+    calls=[("list_directory", {"path": "desktop"})],
+    kind="wild",
+    source="lmstudio-ai/lmstudio-bug-tracker#1979 (salah-8, 2026-05-29: "
+    "LiquidAI/LFM2.5-8B-A1B-MLX-4bit in LM Studio 0.4.14 returned it as content; the call "
+    "between its markers)",
+    model=LFM2,
+    notes="the tool declaration is reconstructed from the call (the thread gives none)",
+    grammar="accept",
+)
+case(
+    "pythonic",
+    "wild-lfm25-browser-navigate",
+    "[browser_navigate(url='/home/user1/workspace')]",
+    tools=[tool("browser_navigate", {"url": STRING}, ("url",))],
+    content=None,
+    calls=[("browser_navigate", {"url": "/home/user1/workspace"})],
+    kind="wild",
+    source="theroyallab/tabbyAPI#464 (mpetruc, 2026-09-05: 'raw model output' of lfm2.5; the "
+    "call between its markers)",
+    model=LFM2,
+    notes="the tool declaration is reconstructed from the call (the pull request gives none)",
+    grammar="accept",
+)
+
 # -- pythonic: the policy ---------------------------------------------------------------------
 
 case(

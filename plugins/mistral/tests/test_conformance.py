@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import regex
+
 from toolcall_conformance.cases import load_cases, shipped_case_dirs
 from toolcall_conformance.pytest_plugin import ConformanceSuite
 
@@ -20,8 +22,10 @@ def test_the_corpus_covers_both_generations_and_three_tokenizers() -> None:
     assert {"template", "wild", "constructed"} <= kinds
     wild = [case for case in cases if case.provenance["kind"] == "wild"]
     assert len(wild) >= 6
-    # Every wild case names the public thread it came from (owner/repo#number).
-    assert all("#" in case.provenance["source"] for case in wild)
+    # Every wild case names its public source: a thread (owner/repo#number) or a file of a
+    # public repository (owner/repo path).
+    public = regex.compile(r"[\w.-]+/[\w.-]+(?:#\d+| [\w./-]+)")
+    assert all(public.match(case.provenance["source"]) for case in wild)
     v11 = [case for case in cases if "[ARGS]" in case.text]
     pre_v11 = [case for case in cases if "[TOOL_CALLS]" in case.text and "[ARGS]" not in case.text]
     assert len(v11) >= 10

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolcall import Registry
 from toolcall_conformance.builder import (
     Place,
     at,
@@ -43,7 +44,6 @@ from toolcall_conformance.builder import (
     build_case_under_grammar,
     write_corpus,
 )
-from toolcall_glm import Glm45Parser, Glm47Parser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 TOKENIZER = "glm4.5"
@@ -941,7 +941,7 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     parser, slug = entry["parser"], entry["slug"]
     if entry.get("constrained"):
         data = build_case_under_grammar(
-            Glm47Parser if parser == "glm47" else Glm45Parser,
+            Registry.load().get(parser),
             tokenizer=TOKENIZER,
             text=entry["text"],
             request=entry["request"],

@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from toolcall import Registry
 from toolcall_conformance.builder import (
     Place,
     at,
@@ -47,7 +48,6 @@ from toolcall_conformance.builder import (
     build_case_under_grammar,
     write_corpus,
 )
-from toolcall_hermes import HermesParser
 
 ROOT = Path(__file__).resolve().parents[1] / "src" / "toolcall_conformance" / "cases"
 PARSER = "hermes"
@@ -1079,7 +1079,7 @@ def build(entry: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     tokenizer, slug = entry["tokenizer"], entry["slug"]
     if entry.get("constrained"):
         data = build_case_under_grammar(
-            HermesParser,
+            Registry.load().get(PARSER),
             tokenizer=tokenizer,
             text=entry["text"],
             request=entry["request"],

@@ -113,6 +113,17 @@ DELIBERATE = {
         "mistral-common's 'content? fcalls'"
     ),
     "mistral/mistral-tekken-v11/two-json-values-after-args": "text after a call, as above",
+    "mistral/mistral-tekken-v11/wild-devstral2-call-without-args-marker": (
+        "NAME{json} without [ARGS], as the fallback above (a Devstral 2 output)"
+    ),
+    "mistral/mistral-tekken-v11/constrained-required-two-calls": (
+        "generated under our grammar, which lets [TOOL_CALLS] be spelled in plain-text tokens "
+        "(the parser reads markers from the text, DESIGN §6); mistral-common's required mode "
+        "takes only the control token (in auto, its free text lets the spelling through)"
+    ),
+    "mistral/mistral-tekken-v11/constrained-single-call-not-parallel": (
+        "[ARGS] spelled in plain-text tokens under our grammar, as above"
+    ),
     "mistral/mistral-tekken-v11/magistral-reasoning-then-call": (
         "[THINK]...[/THINK] with a v11 file: mistral-common uses its think grammar only from "
         "v13; ours leaves reasoning to free text"

@@ -50,6 +50,7 @@ from toolcall_conformance.builder import (
     at,
     build_case,
     build_case_under_grammar,
+    strict_tool,
     write_corpus,
 )
 from toolcall_conformance.cases import validate_case_data
@@ -780,7 +781,7 @@ case(
 # (toolcall_conformance.constrained). The seed is the case id. A tool marked ``strict: true``
 # puts ``auto`` under the grammar with that tool's schema pinned.
 
-STRICT_WEATHER = {**WEATHER, "function": {**WEATHER["function"], "strict": True}}
+STRICT_WEATHER = strict_tool(WEATHER)
 case(
     "hermes-constrained-auto-strict-tool",
     hermes.qwen25_turn(

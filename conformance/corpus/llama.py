@@ -52,6 +52,7 @@ from toolcall_conformance.builder import (
     build_corpus_case,
     expected_parse,
     request_body,
+    strict_tool,
     write_corpus,
 )
 
@@ -1427,11 +1428,6 @@ py(
 # ``strict: true`` puts ``auto`` under the grammar with that tool's schema pinned.
 
 
-def strict(declared: dict[str, Any]) -> dict[str, Any]:
-    """The tool with ``strict: true``."""
-    return {**declared, "function": {**declared["function"], "strict": True}}
-
-
 def get_time_named() -> dict[str, Any]:
     return {"type": "function", "function": {"name": "get_time"}}
 
@@ -1448,7 +1444,7 @@ def constrained_cases(render: Render, markup_in_string: str) -> None:
         "constrained-auto-strict-tool",
         "get_current_weather",
         TOKYO,
-        tools=[strict(WEATHER), TIME],
+        tools=[strict_tool(WEATHER), TIME],
     )
     render(
         "constrained-required-call",

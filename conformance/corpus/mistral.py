@@ -49,6 +49,7 @@ from toolcall_conformance.builder import (
     build_case,
     build_case_from_ids,
     build_case_under_grammar,
+    strict_tool,
     write_corpus,
 )
 from toolcall_conformance.tokenizers import get_tokenizer
@@ -1053,11 +1054,6 @@ case(
 # ``strict: true`` puts ``auto`` under the grammar with that tool's schema pinned.
 
 
-def strict(declared: dict[str, Any]) -> dict[str, Any]:
-    """The tool with ``strict: true``."""
-    return {**declared, "function": {**declared["function"], "strict": True}}
-
-
 NAMED_TIME = {"type": "function", "function": {"name": "get_time"}}
 MARKUP_IN_STRING = '# Calls\n\n[TOOL_CALLS]get_time[ARGS]{} and [{"name": "x"}] are text here.'
 # No character outside tekken's merged tokens (an emoji): vLLM hands xgrammar tekken's vocab()
@@ -1066,7 +1062,7 @@ MARKUP_IN_STRING = '# Calls\n\n[TOOL_CALLS]get_time[ARGS]{} and [{"name": "x"}] 
 CONSTRAINED_PLANS: dict[str, tuple[list[tuple[str, dict[str, Any]]], dict[str, Any]]] = {
     "auto-strict-tool": (
         [("get_current_weather", {"city": "東京都", "unit": "celsius"})],
-        {"tools": [strict(WEATHER), TIME]},
+        {"tools": [strict_tool(WEATHER), TIME]},
     ),
     "required-two-calls": (
         [

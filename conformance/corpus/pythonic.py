@@ -41,6 +41,7 @@ from toolcall_conformance.builder import (
     build_corpus_case,
     expected_parse,
     request_body,
+    strict_tool,
     write_corpus,
 )
 
@@ -925,17 +926,12 @@ case(
 # tool's schema pinned.
 
 
-def strict(declared: dict[str, Any]) -> dict[str, Any]:
-    """The tool with ``strict: true``."""
-    return {**declared, "function": {**declared["function"], "strict": True}}
-
-
 for parser, turn in (("pythonic", pythonic_turn), ("olmo3", olmo3_turn)):
     plans: list[tuple[str, list[tuple[str, dict[str, Any]]], dict[str, Any]]] = [
         (
             "constrained-auto-strict-tool",
             [("get_weather", {"city": "Zürich 東京 🌤", "metric": "celsius"})],
-            {"tools": [strict(WEATHER), TIME]},
+            {"tools": [strict_tool(WEATHER), TIME]},
         ),
         (
             "constrained-required-two-calls",

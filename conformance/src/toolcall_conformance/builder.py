@@ -47,6 +47,7 @@ __all__ = [
     "expected_parse",
     "request_body",
     "run_build",
+    "strict_tool",
     "write_corpus",
 ]
 
@@ -470,6 +471,12 @@ def request_body(
     if strict_level is not None:
         request["strict_level"] = strict_level
     return request
+
+
+def strict_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A Chat Completions function tool with ``strict: true`` (which puts ``auto`` under the
+    grammar with that tool's schema pinned)."""
+    return {**tool, "function": {**tool["function"], "strict": True}}
 
 
 def expected_parse(
